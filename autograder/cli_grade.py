@@ -1,0 +1,93 @@
+"""``python -m autograder grade [--submission DIR] [--results FILE] [--classroom]``.
+
+Exit status: 0 whenever grading completed (whatever the score), 2 for bad
+usage, 1 when the grader itself failed -- and even then a results file is
+written, with one failed test that says so.
+"""
+import os
+import pathlib
+import sys
+import traceback
+
+from autograder import MODULES
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser("grade", help="grade a submission (default: exercises/)",
+                                   description=__doc__.splitlines()[0])
+    parser.add_argument("--submission", default="exercises", metavar="DIR",
+                        help="folder holding amp_update.py, loss_scaler.py, amp_training_step.py")
+    parser.add_argument("--results", default="results.json", metavar="FILE",
+                        help="where to write the Gradescope-style results (default: results.json)")
+    parser.add_argument("--classroom", action="store_true",
+                        help="also append result=<base64> to $GITHUB_OUTPUT for the Classroom reporter")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="reproduce a run: the seed is printed and stored in the results")
+    parser.add_argument("--visible-only", action="store_true",
+                        help="run only the visible tests, even where hidden tests are installed")
+    parser.add_argument("--summary", metavar="FILE", default=None,
+                        help="write a Markdown summary (default in Actions: $GITHUB_STEP_SUMMARY)")
+    parser.add_argument("--quiet", action="store_true", help="print only the totals")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def tamper_flags(submission):
+    """Integrity warnings for the repository around ``submission`` (if that check exists)."""
+    try:
+        from autograder import integrity
+    except ImportError:
+        return []
+    return integrity.tamper_flags(pathlib.Path(submission).resolve().parent)
+
+
+def _crash_report(submission, seed, message):
+    from autograder.results import GradeReport, TestResult
+
+    test = TestResult(name="grader: internal error", module="grader", max_score=0.0, score=0.0,
+                      passed=False, visibility="visible",
+                      output=f"The grader failed before finishing ({message}). Your work is not "
+                             f"lost: push again or ask the course staff.")
+    return GradeReport(tests=[test], seed=seed or 0, submission=str(submission))
+
+
+def write_outputs(report, args):
+    from autograder.reports import classroom, gradescope, summary_md, terminal
+
+    gradescope.write_results(report, args.results)
+    if args.classroom:
+        if classroom.append_github_output(report) is None:
+            print("--classroom: $GITHUB_OUTPUT is not set; wrote only", args.results, file=sys.stderr)
+    summary = args.summary or (os.environ.get("GITHUB_STEP_SUMMARY") if args.classroom else None)
+    if summary:
+        with open(summary, "a", encoding="utf-8") as out:
+            out.write(summary_md.render(report))
+    print(terminal.render(report, show_output=not args.quiet))
+    print(f"results written to {args.results}")
+
+
+def run(args):
+    submission = pathlib.Path(args.submission)
+    usage_error = None
+    if not submission.is_dir():
+        usage_error = (f"--submission {args.submission}: no such folder (expected a folder with "
+                       + ", ".join(f"{m}.py" for m in MODULES) + ")")
+    try:
+        from autograder.engine import grade_submission
+
+        if usage_error:
+            report = _crash_report(submission, args.seed, usage_error)
+        else:
+            report = grade_submission(submission, seed=args.seed, include_hidden=not args.visible_only,
+                                      flags=tamper_flags(submission))
+    except Exception as exc:  # the grader's own failure: still leave a result behind
+        traceback.print_exc()
+        report = _crash_report(submission, args.seed, f"{type(exc).__name__}: {exc}")
+        usage_error = usage_error or "internal error"
+        write_outputs(report, args)
+        return 1
+    write_outputs(report, args)
+    if usage_error:
+        print(usage_error, file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,89 @@
+"""One results model; every report (terminal, results.json, classroom, job
+summary, class CSV) is a view of a :class:`GradeReport`, so they cannot disagree."""
+from dataclasses import asdict, dataclass, field
+
+from autograder import MODULES
+
+OPTIONAL_MODULES = ("gpu_lab",)
+
+
+@dataclass
+class TestResult:
+    name: str
+    module: str
+    max_score: float
+    score: float
+    passed: bool
+    output: str
+    visibility: str = "hidden"   # 'visible' or 'hidden'
+    test_id: str = ""
+    duration: float = 0.0
+
+    def to_gradescope(self):
+        return {"name": self.name, "score": _number(self.score), "max_score": _number(self.max_score),
+                "status": "passed" if self.passed else "failed", "output": self.output,
+                "visibility": self.visibility, "tags": [self.module], "test_id": self.test_id}
+
+
+def _number(value):
+    return int(value) if float(value).is_integer() else round(float(value), 4)
+
+
+@dataclass
+class GradeReport:
+    tests: list
+    seed: int
+    submission: str = ""
+    duration: float = 0.0
+    flags: list = field(default_factory=list)      # tamper and integrity warnings
+    notes: list = field(default_factory=list)      # e.g. "hidden tests not available"
+
+    @property
+    def score(self):
+        return sum(test.score for test in self.tests)
+
+    @property
+    def max_score(self):
+        return sum(test.max_score for test in self.tests)
+
+    def by_module(self):
+        """module -> (score, max_score), contract modules first."""
+        table = {}
+        for test in self.tests:
+            score, maximum = table.get(test.module, (0.0, 0.0))
+            table[test.module] = (score + test.score, maximum + test.max_score)
+        order = [m for m in MODULES + OPTIONAL_MODULES if m in table]
+        return {module: table[module] for module in order + sorted(set(table) - set(order))}
+
+    def count(self, visibility):
+        chosen = [test for test in self.tests if test.visibility == visibility]
+        return sum(test.passed for test in chosen), len(chosen)
+
+    def to_gradescope(self):
+        visible_passed, visible_total = self.count("visible")
+        hidden_passed, hidden_total = self.count("hidden")
+        summary = (f"Visible tests passed: {visible_passed}/{visible_total}. "
+                   f"Hidden tests passed: {hidden_passed}/{hidden_total}.")
+        return {
+            "score": _number(self.score), "max_score": _number(self.max_score),
+            "output": "\n".join([summary] + self.notes + [f"Warning: {flag}" for flag in self.flags]),
+            "execution_time": round(self.duration, 2),
+            "tests": [test.to_gradescope() for test in self.tests],
+            "extra_data": {"seed": self.seed, "submission": self.submission, "flags": self.flags,
+                           "modules": {m: {"score": _number(s), "max_score": _number(x)}
+                                       for m, (s, x) in self.by_module().items()}},
+        }
+
+    @classmethod
+    def from_gradescope(cls, data):
+        tests = [TestResult(name=t["name"], module=(t.get("tags") or ["?"])[0],
+                            max_score=float(t["max_score"]), score=float(t["score"]),
+                            passed=t.get("status") == "passed", output=t.get("output", ""),
+                            visibility=t.get("visibility", "hidden"), test_id=t.get("test_id", ""))
+                 for t in data.get("tests", [])]
+        extra = data.get("extra_data", {})
+        return cls(tests=tests, seed=extra.get("seed", 0), submission=extra.get("submission", ""),
+                   duration=data.get("execution_time", 0.0), flags=list(extra.get("flags", [])))
+
+    def as_dict(self):
+        return asdict(self)

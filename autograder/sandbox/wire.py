@@ -1,0 +1,157 @@
+"""Plain-data codec between the judge and a sandbox worker.
+
+Only JSON travels, framed by a 4-byte length. Tensors become
+``{"$tensor": dtype, "shape": [...], "data": base64}``, non-finite floats
+``{"$float": "inf"}``, tuples ``{"$tuple": [...]}``; anything else the worker
+cannot express becomes ``{"$opaque": type name}``. The judge decodes with
+:func:`decode`, which validates every field and builds fresh, plain
+``torch.Tensor`` objects: no pickle, no subclass, nothing the student made
+survives the trip.
+"""
+import base64
+import json
+import math
+import struct
+
+import torch
+
+MAX_FRAME_BYTES = 64 * 2**20
+
+DTYPES = {
+    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
+    "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
+    "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
+}
+_NAMES = {dtype: name for name, dtype in DTYPES.items()}
+
+
+class WireError(ValueError):
+    """A frame or value that does not follow the protocol."""
+
+
+class Opaque:
+    """Stands in for a value the worker could not send as plain data."""
+
+    def __init__(self, type_name):
+        self.type_name = str(type_name)[:100]
+
+    def __repr__(self):
+        return f"<{self.type_name} object>"
+
+    def __eq__(self, other):
+        return isinstance(other, Opaque) and other.type_name == self.type_name
+
+
+def _tensor_bytes(tensor):
+    flat = tensor.detach().reshape(-1).contiguous()
+    if flat.numel() == 0:
+        return b""
+    as_bytes = flat.view(torch.uint8)
+    try:
+        return as_bytes.numpy().tobytes()
+    except Exception:  # numpy missing: slower but dependency-free
+        return bytes(as_bytes.tolist())
+
+
+def encode_value(value, depth=0):
+    """Turn a value into JSON-able plain data (runs in the worker)."""
+    if depth > 20:
+        return {"$opaque": "too deeply nested"}
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 2**63 else float(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach()
+        if type(tensor) is not torch.Tensor:
+            tensor = tensor.as_subclass(torch.Tensor)
+        if tensor.layout != torch.strided or tensor.dtype not in _NAMES:
+            return {"$opaque": f"tensor({tensor.dtype}, {tensor.layout})"}
+        tensor = tensor.cpu()
+        return {"$tensor": _NAMES[tensor.dtype], "shape": list(tensor.shape),
+                "data": base64.b64encode(_tensor_bytes(tensor)).decode("ascii")}
+    if isinstance(value, tuple):
+        return {"$tuple": [encode_value(item, depth + 1) for item in value]}
+    if isinstance(value, list):
+        return [encode_value(item, depth + 1) for item in value]
+    if isinstance(value, dict):
+        if all(isinstance(key, str) for key in value):
+            return {"$dict": {key: encode_value(item, depth + 1) for key, item in value.items()}}
+        return {"$opaque": "dict with non-string keys"}
+    return {"$opaque": type(value).__name__}
+
+
+def _decode_tensor(node):
+    dtype = DTYPES.get(node.get("$tensor"))
+    shape = node.get("shape")
+    if dtype is None or not isinstance(shape, list) or len(shape) > 8 \
+            or not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**31 for n in shape):
+        raise WireError("malformed tensor")
+    raw = base64.b64decode(node.get("data", ""), validate=True)
+    count = math.prod(shape)
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if len(raw) != count * itemsize:
+        raise WireError("tensor data does not match its shape")
+    if count == 0:
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape).clone()
+
+
+def decode_value(node, depth=0):
+    """Rebuild a value from plain data (runs in the judge; input is untrusted)."""
+    if depth > 24:
+        raise WireError("value nested too deeply")
+    if node is None or isinstance(node, (bool, int, str)):
+        return node
+    if isinstance(node, float):
+        return node
+    if isinstance(node, list):
+        return [decode_value(item, depth + 1) for item in node]
+    if isinstance(node, dict):
+        if "$tensor" in node:
+            return _decode_tensor(node)
+        if "$float" in node:
+            text = node["$float"]
+            if text not in ("inf", "-inf", "nan"):
+                raise WireError("malformed float")
+            return float(text)
+        if "$tuple" in node and isinstance(node["$tuple"], list):
+            return tuple(decode_value(item, depth + 1) for item in node["$tuple"])
+        if "$dict" in node and isinstance(node["$dict"], dict):
+            return {str(key): decode_value(item, depth + 1) for key, item in node["$dict"].items()}
+        if "$opaque" in node:
+            return Opaque(node["$opaque"])
+    raise WireError("unknown value")
+
+
+def send_frame(sock, message):
+    payload = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    sock.sendall(struct.pack(">I", len(payload)) + payload)
+
+
+def _recv_exact(sock, size):
+    chunks, remaining = [], size
+    while remaining:
+        chunk = sock.recv(min(remaining, 1 << 20))
+        if not chunk:
+            raise EOFError("connection closed")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv_frame(sock):
+    """Read one frame; raises EOFError, socket.timeout or WireError."""
+    (size,) = struct.unpack(">I", _recv_exact(sock, 4))
+    if size > MAX_FRAME_BYTES:
+        raise WireError("frame too large")
+    try:
+        message = json.loads(_recv_exact(sock, size).decode("utf-8"),
+                             parse_constant=lambda name: (_ for _ in ()).throw(WireError(name)))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WireError(f"malformed frame: {exc}") from None
+    if not isinstance(message, dict):
+        raise WireError("frame is not an object")
+    return message

@@ -1,0 +1,968 @@
+#!/usr/bin/env python3
+"""Optional GPU lab: AMP update semantics and resource evidence (the chapter's Step 5).
+
+Three precision paths train the same model on the same batch with the same optimizer:
+
+* ``fp32``     -- FP32 baseline (a disabled GradScaler, so its scale stays 1.0);
+* ``amp``      -- the candidate: FP16 autocast with a dynamic GradScaler, or BF16 autocast
+                  without a scaler;
+* ``overflow`` -- FP16 autocast + GradScaler with ``inf`` injected into the loss: the update
+                  must be skipped and the loss scale must back off.
+
+Each normal path runs 1 warm-up and N measured updates. Attempts whose gradient is not
+finite (or whose update did not change the probe parameter) are counted as backoff steps
+and never enter the timing statistics. The result is one strict-JSON record,
+``DIR/train-amp-backward_<LABEL>.json``; ``python -m autograder check-lab RECORD`` grades it.
+
+Run modes:
+  dry_run   (default) validate the configuration and print the plan; imports no torch.
+  cpu_smoke the same measurement code on the CPU with a tiny random Qwen2 model built from a
+            ``transformers`` config and a byte encoding of the prompt (no download).
+  real_gpu  the chapter's experiment on CUDA with Qwen/Qwen2.5-0.5B.
+
+This script is standalone: it imports nothing from the rest of the repository and writes only
+into its output folder.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import datetime
+import gc
+import importlib.util
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+SCHEMA_VERSION = "training-mechanism-gpu/v3"
+SEMANTIC_ID = "TRAIN-AMP-BACKWARD"
+PROFILE_ID = "TRAIN-CUDA-MECHANISM"
+MODEL_ID = "Qwen/Qwen2.5-0.5B"
+DEFAULT_REVISION = "main"
+RESULTS_RELATIVE_DIR = "benchmarks/results/train_mixed_precision_backward"
+RECORD_PREFIX = SEMANTIC_ID.lower()  # file names: train-amp-backward_<label>.json
+PROBE_SUFFIX = "self_attn.q_proj.weight"
+EVIDENCE_REAL = "real_model_mechanism_benchmark"
+EVIDENCE_SMOKE = "cpu_smoke_mechanism_check"
+FALLBACK_SEQ_LEN = 64  # the chapter's first remedy when memory runs out
+
+# The chapter's GPU_CONFIG (section 5.1), key for key.
+CHAPTER_WORKLOAD = {
+    "candidate_dtype": "float16",
+    "batch_size": 1,
+    "seq_len": 128,
+    "repeats": 20,
+    "warmup": 1,
+    "learning_rate": 1e-4,
+    "initial_scale": 65536.0,
+    "max_scale_backoff_steps": 12,
+    "seed": 2026,
+    "prompts": ["Explain mixed precision training."],
+}
+# Fixed by the chapter's code rather than its GPU_CONFIG; recorded so a record is self-describing.
+# growth_interval 1000 exceeds any run's attempt count, so the scale can only back off.
+UPDATE_SETTINGS = {"growth_interval": 1000, "backoff_factor": 0.5, "max_grad_norm": 1.0}
+SMOKE_DEFAULTS = {"seq_len": 32, "repeats": 3}
+# Tiny Qwen2 for cpu_smoke: a 256-entry vocabulary holds the UTF-8 byte encoding of the prompt.
+TINY_QWEN2 = {
+    "vocab_size": 256,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "tie_word_embeddings": True,
+}
+
+MEDIAN_DEFINITION = (
+    "middle value of the sorted measured step times; the mean of the two middle values "
+    "when their count is even"
+)
+P95_DEFINITION = "nearest rank: the ceil(0.95 * n)-th smallest measured step time"
+TIMED_REGION = (
+    "one update attempt: autocast forward and loss, GradScaler scale + backward, unscale_, "
+    "clip_grad_norm_, scaler.step, scaler.update; zero_grad and the probe copy are outside"
+)
+FLOPS_FORMULA = (
+    "6 * parameter_count * tokens_per_step (forward 2 + backward 4 FLOPs per parameter "
+    "per token; attention score FLOPs are not counted)"
+)
+
+EXIT_OK = 0
+EXIT_GATE_REJECTED = 1
+EXIT_ENVIRONMENT = 2
+EXIT_OUT_OF_MEMORY = 3
+
+
+class LabError(Exception):
+    """A problem the user can fix; reported as one line on stderr, without a traceback."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_ENVIRONMENT):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+# --------------------------------------------------------------------------- statistics
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("median of an empty list")
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return float(ordered[middle])
+    return (ordered[middle - 1] + ordered[middle]) / 2.0
+
+
+def percentile_nearest_rank(values: list[float], percent: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("percentile of an empty list")
+    rank = max(1, math.ceil(percent / 100.0 * len(ordered)))
+    return float(ordered[rank - 1])
+
+
+def finite_or_none(value):
+    """JSON has no NaN/Infinity: a non-finite measurement is recorded as null."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def strip_non_finite(obj):
+    if isinstance(obj, float):
+        return finite_or_none(obj)
+    if isinstance(obj, dict):
+        return {key: strip_non_finite(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strip_non_finite(value) for value in obj]
+    return obj
+
+
+# --------------------------------------------------------------------------- configuration
+
+def build_workload(args: argparse.Namespace, mode: str) -> dict:
+    workload = copy.deepcopy(CHAPTER_WORKLOAD)
+    workload["candidate_dtype"] = args.candidate_dtype
+    if mode == "cpu_smoke":
+        workload.update(SMOKE_DEFAULTS)
+    if args.seq_len is not None:
+        workload["seq_len"] = args.seq_len
+    if args.repeats is not None:
+        workload["repeats"] = args.repeats
+    if args.seq_len is not None and args.seq_len < 2:
+        raise LabError("--seq-len must be at least 2 (a causal LM loss needs a next token)")
+    if args.repeats is not None and args.repeats < 1:
+        raise LabError("--repeats must be at least 1")
+    workload.update(UPDATE_SETTINGS)
+    return workload
+
+
+def resolve_run_label(args: argparse.Namespace, mode: str) -> str:
+    # A smoke run must never overwrite a real record called "default".
+    label = args.run_label or ("cpu_smoke" if mode == "cpu_smoke" else "default")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", label):
+        raise LabError(
+            f"--run-label {label!r} is not a safe file name part; use letters, digits, '.', '_' or '-'"
+        )
+    return label
+
+
+def record_path_for(output_dir: Path, run_label: str) -> Path:
+    return output_dir / f"{RECORD_PREFIX}_{run_label}.json"
+
+
+# --------------------------------------------------------------------------- device boundary
+
+def require_torch():
+    try:
+        import torch
+    except ImportError:
+        raise LabError("PyTorch is not installed; run: pip install -r requirements.txt") from None
+    return torch
+
+
+def select_tensor_device(mode: str):
+    """Where tensors live. Tests that fake CUDA replace this to keep tensors on the CPU."""
+    torch = require_torch()
+    return torch.device("cuda" if mode == "real_gpu" else "cpu")
+
+
+class CpuOps:
+    """Timing with perf_counter; the CPU has no allocator peak statistics."""
+
+    timing_method = "time.perf_counter"
+    peak_memory_source = None
+    on_cuda = False
+
+    def __init__(self, device):
+        self.device = device
+
+    def start_timer(self):
+        return time.perf_counter()
+
+    def stop_timer(self, started) -> float:
+        return (time.perf_counter() - started) * 1000.0
+
+    def reset_peak_memory(self) -> None:
+        pass
+
+    def peak_allocated_mb(self):
+        return None
+
+    def release_cached_memory(self) -> None:
+        gc.collect()
+
+    def hardware_snapshot(self) -> dict:
+        torch = require_torch()
+        return {
+            "device": "cpu",
+            "name": cpu_name(),
+            "total_memory_mb": host_memory_mb(),
+            "capability": None,
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "cpu_threads": torch.get_num_threads(),
+        }
+
+
+class CudaOps:
+    """CUDA events bracket the update; elapsed_time is read only after a synchronize."""
+
+    timing_method = "torch.cuda.Event.elapsed_time"
+    peak_memory_source = "torch.cuda.max_memory_allocated (reset per path)"
+    on_cuda = True
+
+    def __init__(self, device):
+        self.device = device
+
+    def start_timer(self):
+        torch = require_torch()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        return start, end
+
+    def stop_timer(self, events) -> float:
+        torch = require_torch()
+        start, end = events
+        end.record()
+        torch.cuda.synchronize()
+        return float(start.elapsed_time(end))
+
+    def reset_peak_memory(self) -> None:
+        require_torch().cuda.reset_peak_memory_stats(self.device)
+
+    def peak_allocated_mb(self) -> float:
+        return require_torch().cuda.max_memory_allocated(self.device) / 2**20
+
+    def release_cached_memory(self) -> None:
+        gc.collect()
+        require_torch().cuda.empty_cache()
+
+    def hardware_snapshot(self) -> dict:
+        torch = require_torch()
+        props = torch.cuda.get_device_properties(self.device)
+        major, minor = torch.cuda.get_device_capability(self.device)
+        return {
+            "device": "cuda",
+            "name": torch.cuda.get_device_name(self.device),
+            "total_memory_mb": props.total_memory / 2**20,
+            "capability": [int(major), int(minor)],
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+        }
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown cpu"
+
+
+def host_memory_mb():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def ensure_cuda_ready(candidate_dtype: str) -> None:
+    torch = require_torch()
+    if not torch.cuda.is_available():
+        raise LabError(
+            f"CUDA is not available (torch {torch.__version__}, CUDA build {torch.version.cuda}); "
+            "real_gpu needs an NVIDIA GPU. Without one use --run-mode cpu_smoke or dry_run."
+        )
+    if candidate_dtype == "bfloat16" and not torch.cuda.is_bf16_supported():
+        raise LabError(
+            "this GPU does not support bfloat16; run the candidate with --candidate-dtype float16"
+        )
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    torch = require_torch()
+    oom_type = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+    if isinstance(exc, oom_type):
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+def out_of_memory_message(path_label: str, seq_len: int) -> str:
+    if seq_len > FALLBACK_SEQ_LEN:
+        remedy = (
+            f"re-run with --seq-len {FALLBACK_SEQ_LEN} (the chapter's fallback) and a new --run-label"
+        )
+    else:
+        remedy = "this GPU is too small for the lab even at the fallback length; use a larger GPU"
+    return f"CUDA ran out of memory in the {path_label} path at seq_len {seq_len}; {remedy}"
+
+
+# --------------------------------------------------------------------------- models and inputs
+
+@dataclass
+class ModelSource:
+    """Everything a path needs to rebuild the identical model and batch."""
+
+    info: dict  # becomes record["model"]
+    token_rows: list  # token ids of each prompt
+    load: Callable  # load(device) -> model, with identical weights on every call
+    parameter_count: int | None = None
+    attention_implementation: str | None = None
+
+    def build_model(self, device):
+        model = self.load(device)
+        self.parameter_count = count_parameters(model)
+        config = getattr(model, "config", None)
+        self.attention_implementation = getattr(config, "_attn_implementation", None)
+        return model
+
+
+def count_parameters(model) -> int:
+    # parameters() yields a tied embedding/lm_head weight once, matching the work done.
+    return sum(parameter.numel() for parameter in model.parameters())
+
+
+def encode_prompt_bytes(prompt: str) -> list[int]:
+    return list(prompt.encode("utf-8"))
+
+
+def tiny_model_source(workload: dict) -> ModelSource:
+    config_values = dict(TINY_QWEN2, max_position_embeddings=max(64, workload["seq_len"]))
+
+    def load(device):
+        from transformers import Qwen2Config, Qwen2ForCausalLM
+
+        return Qwen2ForCausalLM(Qwen2Config(**config_values)).to(device)
+
+    info = {
+        "id": "tiny-random-qwen2",
+        "requested_revision": None,
+        "resolved_commit": None,
+        "resolution_source": "random_init_from_config",
+        "tokenizer_class": "utf8_bytes",
+        "config": config_values,
+    }
+    rows = [encode_prompt_bytes(prompt) for prompt in workload["prompts"]]
+    return ModelSource(info=info, token_rows=rows, load=load)
+
+
+def is_commit_hash(revision: str | None) -> bool:
+    return bool(revision) and re.fullmatch(r"[0-9a-f]{40}", revision) is not None
+
+
+def resolve_revision(model_id: str, revision: str, local_files_only: bool) -> tuple[str, str]:
+    """Turn a branch or tag into the immutable commit that will be loaded."""
+    if is_commit_hash(revision):
+        return revision, "requested_commit"
+    import huggingface_hub
+
+    if local_files_only:
+        snapshot = huggingface_hub.snapshot_download(
+            model_id, revision=revision, local_files_only=True
+        )
+        return Path(snapshot).name, "local_cache_snapshot"
+    info = huggingface_hub.HfApi().model_info(model_id, revision=revision)
+    return info.sha, "huggingface_hub.model_info"
+
+
+def load_tokenizer(model_id: str, commit: str, local_files_only: bool):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(model_id, revision=commit, local_files_only=local_files_only)
+
+
+def dtype_keyword() -> str:
+    # transformers 4.56 renamed torch_dtype to dtype (and 5.x loads the checkpoint's dtype by
+    # default), so the FP32 request must be explicit and spelled for the installed version.
+    import transformers
+
+    major, minor = (int(part) for part in re.findall(r"\d+", transformers.__version__)[:2])
+    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+
+
+def load_pretrained_causal_lm(model_id: str, commit: str, device, local_files_only: bool):
+    torch = require_torch()
+    from transformers import AutoModelForCausalLM
+
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            model_id,
+            revision=commit,
+            local_files_only=local_files_only,
+            **{dtype_keyword(): torch.float32},
+        )
+    except Exception as exc:  # any loader failure becomes one clear line
+        raise LabError(model_load_message(model_id, commit, local_files_only, exc)) from None
+    return model.to(device)  # an OOM here is reported by the caller
+
+
+def model_load_message(model_id: str, revision: str, local_files_only: bool, exc: Exception) -> str:
+    detail = (str(exc).strip().splitlines() or [""])[0][:200]
+    if local_files_only:
+        hint = "--local-files-only needs the model in the Hugging Face cache: run once online first"
+    else:
+        hint = "check the network, the revision and HF_ENDPOINT/HF_TOKEN, or use --local-files-only after a first download"
+    return f"could not load {model_id}@{revision}: {type(exc).__name__}: {detail} ({hint})"
+
+
+def pretrained_model_source(workload: dict, revision: str, local_files_only: bool) -> ModelSource:
+    try:
+        commit, resolution_source = resolve_revision(MODEL_ID, revision, local_files_only)
+        tokenizer = load_tokenizer(MODEL_ID, commit, local_files_only)
+    except ImportError as exc:
+        raise LabError(f"a required package is missing ({exc}); run: pip install -r requirements.txt") from None
+    except Exception as exc:
+        raise LabError(model_load_message(MODEL_ID, revision, local_files_only, exc)) from None
+    rows = [tokenizer(prompt, add_special_tokens=False)["input_ids"] for prompt in workload["prompts"]]
+    info = {
+        "id": MODEL_ID,
+        "requested_revision": revision,
+        "resolved_commit": commit,
+        "resolution_source": resolution_source,
+        "tokenizer_class": type(tokenizer).__name__,
+    }
+
+    def load(device):
+        return load_pretrained_causal_lm(MODEL_ID, commit, device, local_files_only)
+
+    return ModelSource(info=info, token_rows=rows, load=load)
+
+
+def build_causal_lm_batch(token_rows: list, batch_size: int, seq_len: int, device) -> dict:
+    """Repeat each prompt's tokens to fill seq_len: every position is real text, no padding."""
+    torch = require_torch()
+    rows = []
+    for index in range(batch_size):
+        ids = list(token_rows[index % len(token_rows)])
+        if not ids:
+            raise LabError("a prompt encodes to zero tokens; the workload prompts must not be empty")
+        rows.append([ids[position % len(ids)] for position in range(seq_len)])
+    input_ids = torch.tensor(rows, dtype=torch.long, device=device)
+    return {
+        "input_ids": input_ids,
+        "attention_mask": torch.ones_like(input_ids),
+        "labels": input_ids.clone(),
+    }
+
+
+def find_probe_parameter(model):
+    for name, parameter in model.named_parameters():
+        if name.endswith(PROBE_SUFFIX) and parameter.requires_grad:
+            return name, parameter
+    raise LabError(f"the model has no trainable parameter ending in {PROBE_SUFFIX!r}")
+
+
+# --------------------------------------------------------------------------- one precision path
+
+@dataclass
+class PathSpec:
+    label: str  # 'fp32' | 'amp' | 'overflow'
+    amp_dtype: str | None  # None (FP32), 'float16' or 'bfloat16'
+    inject_overflow: bool = False
+
+
+@dataclass
+class Attempt:
+    elapsed_ms: float
+    grad_norm: float | None
+    grad_is_finite: bool
+    parameter_delta_max: float | None
+    applied: bool
+    scale_before: float
+    scale_after: float
+
+
+@dataclass
+class PathTally:
+    attempted: int = 0
+    successful: int = 0
+    backoffs: int = 0
+    times_ms: list = field(default_factory=list)
+    applied_flags: list = field(default_factory=list)
+    last: Attempt | None = None
+
+
+def torch_dtype(name: str | None):
+    torch = require_torch()
+    return {None: torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[name]
+
+
+def attempt_update(model, batch, optimizer, scaler, probe, ops, spec, max_grad_norm) -> Attempt:
+    torch = require_torch()
+    optimizer.zero_grad(set_to_none=True)
+    before = probe.detach().clone()
+    autocast = (
+        torch.autocast(ops.device.type, dtype=torch_dtype(spec.amp_dtype))
+        if spec.amp_dtype
+        else contextlib.nullcontext()
+    )
+    timer = ops.start_timer()
+    with autocast:
+        loss = model(**batch, use_cache=False).loss
+        if spec.inject_overflow:
+            loss = loss * torch.tensor(float("inf"), device=loss.device)
+    scale_before = float(scaler.get_scale())
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    grad_is_finite = bool(torch.isfinite(norm).item())
+    scaler.step(optimizer)  # skips optimizer.step when unscale_ found inf/NaN
+    scaler.update()
+    scale_after = float(scaler.get_scale())
+    elapsed_ms = ops.stop_timer(timer)
+    delta = finite_or_none((probe.detach() - before).abs().max())
+    return Attempt(
+        elapsed_ms=elapsed_ms,
+        grad_norm=float(norm) if grad_is_finite else None,
+        grad_is_finite=grad_is_finite,
+        parameter_delta_max=delta,
+        applied=delta is not None and delta > 0.0,
+        scale_before=scale_before,
+        scale_after=scale_after,
+    )
+
+
+def run_attempts(step: Callable[[], Attempt], workload: dict, inject_overflow: bool) -> PathTally:
+    """The chapter's loop: failed attempts are backoffs; warm-up successes are not timed."""
+    tally = PathTally()
+    required = workload["warmup"] + workload["repeats"]
+    max_attempts = 1 if inject_overflow else required + workload["max_scale_backoff_steps"]
+    for _ in range(max_attempts):
+        tally.attempted += 1
+        attempt = tally.last = step()
+        if inject_overflow:
+            # One attempt only; its backoff shows in scale_before -> scale_after.
+            tally.applied_flags.append(attempt.applied)
+            break
+        if not attempt.grad_is_finite or not attempt.applied:
+            tally.backoffs += 1
+            continue
+        tally.successful += 1
+        if tally.successful > workload["warmup"]:
+            tally.times_ms.append(attempt.elapsed_ms)
+            tally.applied_flags.append(True)
+        if len(tally.times_ms) == workload["repeats"]:
+            break
+    return tally
+
+
+def run_precision_path(spec: PathSpec, source: ModelSource, batch: dict, workload: dict, ops) -> dict:
+    torch = require_torch()
+    torch.manual_seed(workload["seed"])  # identical initialisation for every path
+    model = source.build_model(ops.device)
+    model.train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=workload["learning_rate"])
+    scaler = torch.amp.GradScaler(
+        ops.device.type,
+        enabled=spec.amp_dtype == "float16",
+        init_scale=workload["initial_scale"],
+        backoff_factor=workload["backoff_factor"],
+        growth_interval=workload["growth_interval"],
+    )
+    probe_name, probe = find_probe_parameter(model)
+    scale_initial = float(scaler.get_scale())
+    ops.reset_peak_memory()  # after loading: the peak includes the weights, as in the chapter
+
+    def step():
+        return attempt_update(model, batch, optimizer, scaler, probe, ops, spec, workload["max_grad_norm"])
+
+    tally = run_attempts(step, workload, spec.inject_overflow)
+    peak_mb = ops.peak_allocated_mb()
+    result = summarise_path(spec, tally, workload, probe_name, scale_initial, peak_mb)
+    del optimizer, scaler, model, probe
+    ops.release_cached_memory()
+    return result
+
+
+def summarise_path(spec, tally: PathTally, workload, probe_name, scale_initial, peak_mb) -> dict:
+    last = tally.last
+    completed = spec.inject_overflow or len(tally.times_ms) == workload["repeats"]
+    times = [float(value) for value in tally.times_ms]
+    return {
+        "label": spec.label,
+        "dtype": "torch." + (spec.amp_dtype or "float32"),
+        "status": "measured" if completed else "failed_to_stabilize",
+        "step_median_ms": median(times) if times else None,
+        "step_p95_ms": percentile_nearest_rank(times, 95) if times else None,
+        "peak_allocated_mb": finite_or_none(peak_mb),
+        "grad_norm": finite_or_none(last.grad_norm),
+        "grad_is_finite": last.grad_is_finite,
+        "probe_parameter": probe_name,
+        "parameter_delta_max": last.parameter_delta_max,
+        "scale_initial": scale_initial,
+        "scale_before": last.scale_before,
+        "scale_after": last.scale_after,
+        "scale_backoff_steps": tally.backoffs,
+        "attempted_steps": tally.attempted,
+        "successful_steps": tally.successful,
+        "step_applied": bool(tally.applied_flags) and all(tally.applied_flags),
+        "step_times_ms": times,
+    }
+
+
+def add_throughput(result: dict, tokens_per_step: int, flops_per_step, on_cuda: bool) -> None:
+    median_ms = result["step_median_ms"]
+    if median_ms is None or median_ms <= 0:
+        result["tokens_per_second"] = None
+        result["achieved_tflops"] = None
+        return
+    result["tokens_per_second"] = tokens_per_step * 1000.0 / median_ms
+    result["achieved_tflops"] = (
+        flops_per_step * 1000.0 / median_ms / 1e12 if on_cuda and flops_per_step else None
+    )
+
+
+# --------------------------------------------------------------------------- gate and record
+
+def update_gate_passed(baseline: dict, candidate: dict, overflow: dict) -> bool:
+    """The chapter's gate: both normal paths update with finite gradients, the overflow skips."""
+    return (
+        baseline["status"] == "measured"
+        and candidate["status"] == "measured"
+        and baseline["grad_is_finite"]
+        and candidate["grad_is_finite"]
+        and baseline["step_applied"]
+        and candidate["step_applied"]
+        and not overflow["step_applied"]
+        and overflow["scale_after"] < overflow["scale_before"]
+    )
+
+
+def gate_failure(passed: bool):
+    if passed:
+        return None
+    return {
+        "type": "training_update_gate_failed",
+        "message": (
+            "the FP32 or AMP path did not complete finite, applied updates, or the injected "
+            "overflow was not skipped with a scale backoff"
+        ),
+    }
+
+
+def build_record(run_label, mode, source, workload, hardware, metrics, ops, evidence) -> dict:
+    torch = require_torch()
+    passed = update_gate_passed(metrics["baseline"], metrics["candidate"], metrics["overflow"])
+    tokens_per_step = workload["batch_size"] * workload["seq_len"]
+    flops = 6 * source.parameter_count * tokens_per_step if source.parameter_count else None
+    for result in metrics.values():
+        add_throughput(result, tokens_per_step, flops, ops.on_cuda)
+    record = {
+        "schema_version": SCHEMA_VERSION,
+        "semantic_id": SEMANTIC_ID,
+        "profile_id": PROFILE_ID,
+        "run_label": run_label,
+        "model": source.info,
+        "workload": workload,
+        "hardware": hardware,
+        "metrics": metrics,
+        "failure": gate_failure(passed),
+        "evidence_level": evidence,
+        "decision": "accept" if passed else "reject",
+        # Fields below extend the chapter's layout.
+        "run_mode": mode,
+        "measurement": {
+            "timing_method": ops.timing_method,
+            "timed_region": TIMED_REGION,
+            "median_definition": MEDIAN_DEFINITION,
+            "p95_definition": P95_DEFINITION,
+            "excluded_from_statistics": "warm-up updates, backoff attempts, the overflow path",
+            "peak_memory_source": ops.peak_memory_source,
+            "tokens_per_step": tokens_per_step,
+            "tokens_per_second_definition": "tokens_per_step * 1000 / step_median_ms",
+            "parameter_count": source.parameter_count,
+            "flops_per_step_estimate": flops,
+            "flops_formula": FLOPS_FORMULA,
+            "achieved_tflops_definition": "flops_per_step_estimate * 1000 / step_median_ms / 1e12 (CUDA only)",
+            "attention_implementation": source.attention_implementation,
+            "fp32_matmul_precision": torch.get_float32_matmul_precision(),
+        },
+        "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    return strip_non_finite(record)
+
+
+def write_record(record: dict, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(record, ensure_ascii=False, indent=2, allow_nan=False)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text + "\n", encoding="utf-8")
+    temporary.replace(path)  # never leave a half-written record behind
+    return path
+
+
+# --------------------------------------------------------------------------- run modes
+
+def run_experiment(args, mode: str, workload: dict, run_label: str, record_path: Path) -> int:
+    torch = require_torch()
+    if mode == "real_gpu":
+        if record_path.exists() and not args.overwrite:
+            raise LabError(
+                f"{record_path} already exists; keep old evidence and pick a new --run-label "
+                "(or pass --overwrite)"
+            )
+        ensure_cuda_ready(workload["candidate_dtype"])
+        ops = CudaOps(select_tensor_device(mode))
+        source = pretrained_model_source(workload, args.model_revision, args.local_files_only)
+        evidence = EVIDENCE_REAL
+    else:
+        ops = CpuOps(select_tensor_device(mode))
+        source = tiny_model_source(workload)
+        evidence = EVIDENCE_SMOKE
+    batch = build_causal_lm_batch(source.token_rows, workload["batch_size"], workload["seq_len"], ops.device)
+    paths = {
+        "baseline": PathSpec("fp32", None),
+        "candidate": PathSpec("amp", workload["candidate_dtype"]),
+        "overflow": PathSpec("overflow", "float16", inject_overflow=True),
+    }
+    metrics = {}
+    for key, spec in paths.items():
+        print(f"running {spec.label} path ...", flush=True)
+        try:
+            metrics[key] = run_precision_path(spec, source, batch, workload, ops)
+        except LabError:
+            raise
+        except Exception as exc:
+            if is_out_of_memory(exc):
+                raise LabError(out_of_memory_message(spec.label, workload["seq_len"]), EXIT_OUT_OF_MEMORY) from None
+            raise
+    record = build_record(run_label, mode, source, workload, ops.hardware_snapshot(), metrics, ops, evidence)
+    write_record(record, record_path)
+    for line in summary_lines(record):
+        print(line)
+    print(f"record written: {record_path}")
+    return EXIT_OK if record["decision"] == "accept" else EXIT_GATE_REJECTED
+
+
+def print_plan(args, workload: dict, record_path: Path) -> None:
+    scaler = (
+        f"GradScaler(init {workload['initial_scale']:g}, backoff {workload['backoff_factor']}, "
+        f"growth interval {workload['growth_interval']})"
+        if workload["candidate_dtype"] == "float16"
+        else "no GradScaler (BF16 keeps FP32's exponent range)"
+    )
+    torch_state = "installed" if importlib.util.find_spec("torch") else "NOT installed"
+    lines = [
+        "AMP backward lab -- dry run: nothing is loaded, nothing is written.",
+        f"  model      {MODEL_ID} @ {args.model_revision} (resolved to an immutable commit at run time;"
+        f" offline: {'yes' if args.local_files_only else 'no'})",
+        f"  batch      batch {workload['batch_size']} x seq_len {workload['seq_len']} tokens, prompt repeated"
+        f" to fill; seed {workload['seed']}",
+        f"  updates    SGD lr {workload['learning_rate']:g}, clip_grad_norm_ {workload['max_grad_norm']},"
+        f" {workload['warmup']} warm-up + {workload['repeats']} measured, up to"
+        f" {workload['max_scale_backoff_steps']} backoff attempts",
+        f"  paths      fp32 baseline | amp {workload['candidate_dtype']} with {scaler} |"
+        " overflow: float16 + GradScaler, loss * inf, 1 attempt",
+        "  gate       FP32 and AMP measured, finite and applied; overflow not applied and scale backed off",
+        f"  record     {record_path} (exists: {'yes' if record_path.exists() else 'no'})",
+        f"  torch      {torch_state} (not imported in dry_run)",
+        "  next       --run-mode real_gpu --run-label <unique label>   (no GPU: --run-mode cpu_smoke)",
+    ]
+    print("\n".join(lines))
+
+
+# --------------------------------------------------------------------------- --show
+
+def format_ms(value) -> str:
+    return "not completed" if value is None else f"{value:.2f} ms"
+
+
+def format_mb(value) -> str:
+    return "n/a MB" if value is None else f"{value:.1f} MB"
+
+
+def summary_lines(record: dict) -> list[str]:
+    """The chapter's 5.3 read-out, plus memory change and throughput."""
+    base, cand, over = (record["metrics"][key] for key in ("baseline", "candidate", "overflow"))
+    delta = cand["parameter_delta_max"]
+    lines = [
+        f"FP32: median={format_ms(base['step_median_ms'])}, p95={format_ms(base['step_p95_ms'])},"
+        f" {format_mb(base['peak_allocated_mb'])}, update={base['step_applied']}",
+        f"AMP:  median={format_ms(cand['step_median_ms'])}, p95={format_ms(cand['step_p95_ms'])},"
+        f" {format_mb(cand['peak_allocated_mb'])}, update={cand['step_applied']},"
+        f" backoff={cand['scale_backoff_steps']}",
+        f"overflow: step={over['step_applied']}, scale={over['scale_before']} -> {over['scale_after']}",
+        f"probe={cand['probe_parameter']} | delta={'n/a' if delta is None else format(delta, '.3e')}",
+        f"decision={record['decision']} | evidence={record['evidence_level']}",
+    ]
+    if base["peak_allocated_mb"] and cand["peak_allocated_mb"] is not None:
+        change = (cand["peak_allocated_mb"] - base["peak_allocated_mb"]) / base["peak_allocated_mb"]
+        lines.append(f"peak memory change AMP vs FP32: {change:+.1%}")
+    throughput = [
+        f"{name} {path['tokens_per_second']:.0f} tok/s"
+        + (f" ({path['achieved_tflops']:.2f} TFLOP/s)" if path.get("achieved_tflops") is not None else "")
+        for name, path in (("FP32", base), ("AMP", cand))
+        if path.get("tokens_per_second") is not None
+    ]
+    if throughput:
+        lines.append("throughput: " + ", ".join(throughput))
+    return lines
+
+
+def load_record_for_show(path: Path) -> dict:
+    if not path.is_file():
+        raise LabError(f"record not found: {path} (run the lab first, e.g. --run-mode cpu_smoke)")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        for key in ("baseline", "candidate", "overflow"):
+            record["metrics"][key]["step_median_ms"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise LabError(f"cannot read {path} as JSON: {exc}") from None
+    except (KeyError, TypeError):
+        raise LabError(f"{path} is not a lab record (metrics.baseline/candidate/overflow missing)") from None
+    return record
+
+
+def render_chart(record: dict, png_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    base, cand = record["metrics"]["baseline"], record["metrics"]["candidate"]
+    names = ["FP32", f"AMP ({record['workload'].get('candidate_dtype', '?')})"]
+    fig, (time_ax, memory_ax) = plt.subplots(1, 2, figsize=(10, 4.2))
+
+    samples = [base.get("step_times_ms") or [], cand.get("step_times_ms") or []]
+    if all(samples):
+        time_ax.boxplot(samples, whis=(5, 95), showfliers=False)
+        for position, values in enumerate(samples, start=1):
+            offsets = [position + 0.12 * ((index % 5) - 2) / 2 for index in range(len(values))]
+            time_ax.scatter(offsets, values, s=10, alpha=0.6, color="tab:gray", zorder=3)
+        time_ax.set_xticks([1, 2], names)
+        time_ax.set_title("step time per measured update (whiskers P5-P95)")
+    else:  # records without per-step times (e.g. the chapter's) still show median and P95
+        xs = range(len(names))
+        medians = [path["step_median_ms"] or 0.0 for path in (base, cand)]
+        p95s = [path["step_p95_ms"] or 0.0 for path in (base, cand)]
+        time_ax.bar([x - 0.2 for x in xs], medians, width=0.4, label="median")
+        time_ax.bar([x + 0.2 for x in xs], p95s, width=0.4, label="P95")
+        time_ax.set_xticks(list(xs), names)
+        time_ax.legend()
+        time_ax.set_title("step time (median and P95)")
+    time_ax.set_ylabel("ms")
+
+    peaks = [base["peak_allocated_mb"], cand["peak_allocated_mb"]]
+    if None in peaks:
+        memory_ax.text(0.5, 0.5, "peak memory not measured\n(no CUDA allocator on this run)",
+                       ha="center", va="center", transform=memory_ax.transAxes)
+        memory_ax.set_xticks([])
+        memory_ax.set_yticks([])
+    else:
+        bars = memory_ax.bar(names, peaks, color=["tab:blue", "tab:orange"])
+        memory_ax.bar_label(bars, fmt="%.0f MB")
+        memory_ax.set_ylabel("MiB (max_memory_allocated)")
+    memory_ax.set_title("peak allocated memory")
+
+    hardware = record.get("hardware", {})
+    fig.suptitle(
+        f"{record.get('run_label')} on {hardware.get('name')} ({hardware.get('device')}) -- "
+        f"decision {record.get('decision')}"
+    )
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=120)
+    plt.close(fig)
+
+
+def show_record(path: Path) -> int:
+    record = load_record_for_show(path)
+    try:
+        lines = summary_lines(record)
+    except (KeyError, TypeError) as exc:
+        raise LabError(f"{path} is not a complete lab record (missing {exc})") from None
+    print("\n".join(lines))
+    if importlib.util.find_spec("matplotlib") is None:
+        print("chart skipped: matplotlib is not installed (pip install matplotlib)")
+        return EXIT_OK
+    png_path = path.with_suffix(".png")
+    try:
+        render_chart(record, png_path)
+    except OSError as exc:
+        raise LabError(f"cannot write the chart {png_path}: {exc}") from None
+    print(f"chart written: {png_path}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- command line
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python gpu_lab/amp_backward_lab.py",
+        description="Chapter Step 5: FP32 vs AMP update semantics, step time and peak memory.",
+    )
+    parser.add_argument("--run-mode", choices=("dry_run", "cpu_smoke", "real_gpu"), default="dry_run")
+    parser.add_argument("--run-label", default=None,
+                        help="record name part (default: 'default'; 'cpu_smoke' for cpu_smoke)")
+    parser.add_argument("--candidate-dtype", choices=("float16", "bfloat16"), default="float16")
+    parser.add_argument("--output-dir", type=Path, default=Path(RESULTS_RELATIVE_DIR),
+                        help=f"record folder (default: {RESULTS_RELATIVE_DIR}, relative to the cwd)")
+    parser.add_argument("--seq-len", type=int, default=None,
+                        help=f"tokens per sequence (default 128; {SMOKE_DEFAULTS['seq_len']} in cpu_smoke;"
+                             f" {FALLBACK_SEQ_LEN} is the chapter's low-memory fallback)")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help=f"measured updates per path (default 20; {SMOKE_DEFAULTS['repeats']} in cpu_smoke)")
+    parser.add_argument("--model-revision", default=DEFAULT_REVISION,
+                        help="branch, tag or commit of the model (recorded with its resolved commit)")
+    parser.add_argument("--local-files-only", action="store_true",
+                        help="offline re-run: load the model from the Hugging Face cache only")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="allow real_gpu to replace an existing record with the same label")
+    parser.add_argument("--show", metavar="RECORD", type=Path, default=None,
+                        help="print the summary of RECORD and write RECORD's stem .png next to it")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        if args.show is not None:
+            return show_record(args.show)
+        mode = args.run_mode
+        workload = build_workload(args, mode)
+        run_label = resolve_run_label(args, mode)
+        record_path = record_path_for(args.output_dir, run_label)
+        if mode == "dry_run":
+            print_plan(args, workload, record_path)
+            return EXIT_OK
+        return run_experiment(args, mode, workload, run_label, record_path)
+    except LabError as exc:
+        print(f"amp_backward_lab: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Step 4 of the chapter: restore the real gradient scale, measure the global
+norm, and decide whether this update may be applied (梯度尺度还原、有限值检查与更新计划).
+
+Mixed precision training multiplies the loss by a scale ``s`` so that small FP16
+gradients do not underflow. The gradients sitting in the parameters are then
+``g' = s * g``. Before anything looks at them -- the finite check, the clipping
+norm, the optimizer -- they must be brought back to the real scale ``g = g' / s``.
+
+The order is the whole point of this module:
+
+    unscale  ->  finite check  ->  global norm  ->  clip  ->  step (or skip)
+
+A non-finite gradient (NaN or +/-inf anywhere, in any tensor) means the loss
+scale was too large for this iteration: the update is skipped and the next
+scale is lowered (``scale * backoff_factor``). Clipping must never run before
+that check, because multiplying an ``inf`` by a clip coefficient cannot turn it
+back into a trustworthy number.
+"""
+import torch
+
+
+def unscale_gradients(scaled_gradients, scale):
+    """Return real-scale copies of ``scaled_gradients`` (恢复真实梯度尺度).
+
+    Args:
+        scaled_gradients: list of gradient tensors (FP32, FP16 or BF16) or
+            ``None`` for a parameter that got no gradient this iteration.
+        scale: the loss scale ``s`` as a Python number. Must be ``> 0``.
+
+    Returns:
+        A new list of the same length. ``None`` stays ``None`` in its place;
+        every tensor ``g'`` becomes a *new* tensor equal to ``g' / scale`` with
+        the same dtype and shape. The input tensors are never modified.
+
+    Raises:
+        ValueError: if ``scale <= 0``.
+    """
+    if scale <= 0:
+        raise ValueError("scale must be positive")
+    # TODO 1: restore the real gradient scale.
+    # Keep every None where it is and divide every tensor by `scale`, producing
+    # a new tensor (no in-place operation on the inputs).
+    # >>> TODO 1: build `gradients`, the list of real-scale gradients
+    gradients = [None if gradient is None else gradient / scale for gradient in scaled_gradients]
+    # <<< TODO 1
+    return gradients
+
+
+def global_grad_norm(gradients):
+    """Global L2 norm over every non-``None`` gradient (汇总全局梯度范数).
+
+    Clipping treats all parameter gradients as one long vector, so the norm is
+    ``sqrt(sum over tensors of sum of squares)`` -- not a per-tensor norm.
+    The squares are accumulated in FP32 whatever the gradients' dtype: an FP16
+    sum of squares overflows at 65504 and a BF16 sum loses small terms.
+
+    Returns:
+        A 0-dim ``torch.float32`` tensor (``0.`` for an empty list or all ``None``).
+    """
+    squared_sum = torch.zeros((), dtype=torch.float32)
+    for gradient in gradients:
+        if gradient is not None:
+            # TODO 2: accumulate the squares of this gradient in FP32.
+            # Convert to FP32 first, then add the sum of its squared elements.
+            # >>> TODO 2: update `squared_sum`
+            squared_sum = squared_sum + gradient.float().square().sum()
+            # <<< TODO 2
+    return squared_sum.sqrt()
+
+
+def plan_mixed_precision_update(scaled_gradients, scale, max_norm, backoff_factor=0.5):
+    """Plan one update: unscale, finite check, clip, then step or skip.
+
+    Args:
+        scaled_gradients: gradients as they sit in the parameters (``s * g``),
+            tensors or ``None``.
+        scale: the loss scale used for this iteration (Python number, ``> 0``).
+        max_norm: clipping threshold for the global norm (Python number, ``> 0``).
+        backoff_factor: factor applied to the scale after an overflow.
+
+    Returns:
+        A dict with exactly these keys:
+
+        - ``gradients``: the clipped real-scale gradients on a finite step; the
+          unscaled (not clipped) gradients on a skip.
+        - ``grad_norm``: FP32 tensor, the global norm *before* clipping;
+          ``inf`` on a skip.
+        - ``clip_coefficient``: ``min(1.0, max_norm / (norm + 1e-12))`` as a
+          Python float; ``0.0`` on a skip.
+        - ``should_step``: ``True`` or ``False`` (a real ``bool``).
+        - ``next_scale``: ``scale`` on a finite step, ``scale * backoff_factor``
+          on a skip.
+        - ``reason``: ``'finite_gradient'`` or ``'non_finite_gradient'``.
+
+    Raises:
+        ValueError: if ``max_norm <= 0`` (or ``scale <= 0``, from unscaling).
+    """
+    if max_norm <= 0:
+        raise ValueError("max_norm must be positive")
+    gradients = unscale_gradients(scaled_gradients, scale)
+    # TODO 3: check that every real gradient is finite.
+    # Ignore None; one NaN or inf in any element of any tensor makes the whole
+    # update non-finite. This check comes before the norm and the clipping.
+    # >>> TODO 3: compute `finite`, a Python bool
+    finite = all(gradient is None or bool(torch.isfinite(gradient).all()) for gradient in gradients)
+    # <<< TODO 3
+    if not finite:
+        return {
+            'gradients': gradients, 'grad_norm': torch.tensor(float('inf')),
+            'clip_coefficient': 0.0, 'should_step': False,
+            'next_scale': scale * backoff_factor, 'reason': 'non_finite_gradient',
+        }
+    grad_norm = global_grad_norm(gradients)
+    coefficient = min(1.0, max_norm / (float(grad_norm) + 1e-12))
+    clipped = [None if gradient is None else gradient * coefficient for gradient in gradients]
+    return {
+        'gradients': clipped, 'grad_norm': grad_norm,
+        'clip_coefficient': coefficient, 'should_step': True,
+        'next_scale': scale, 'reason': 'finite_gradient',
+    }

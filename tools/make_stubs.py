@@ -1,0 +1,70 @@
+"""Generate the student stubs in ``exercises/`` from the reference ``solutions/``.
+
+In a solution, each student block is fenced like this::
+
+    # >>> TODO 1: build `gradients`, the list of real-scale gradients
+    gradients = ...
+    # <<< TODO 1
+
+The stub keeps everything outside the fences and replaces each fenced block
+with ``raise NotImplementedError("TODO 1: build `gradients`, ...")`` at the same
+indentation, so stubs never drift from the solutions.
+
+    python tools/make_stubs.py          # rewrite exercises/*.py
+    python tools/make_stubs.py --check  # exit 1 if exercises/ is out of date
+"""
+import argparse
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+MODULES = ("amp_update", "loss_scaler", "amp_training_step")
+_OPEN = re.compile(r"^(?P<indent>\s*)# >>> (?P<todo>TODO \d+): (?P<text>.+?)\s*$")
+_CLOSE = re.compile(r"^\s*# <<< (?P<todo>TODO \d+)\s*$")
+
+
+def make_stub(source: str) -> str:
+    out, fence = [], None
+    for number, line in enumerate(source.splitlines(keepends=True), start=1):
+        opening, closing = _OPEN.match(line), _CLOSE.match(line)
+        if fence is None and opening:
+            fence = opening
+            message = f"{opening['todo']}: {opening['text']}"
+            out.append(f"{opening['indent']}raise NotImplementedError({message!r})\n")
+        elif fence is not None and closing:
+            if closing["todo"] != fence["todo"]:
+                raise ValueError(f"line {number}: {closing['todo']} closes {fence['todo']}")
+            fence = None
+        elif opening or closing:
+            raise ValueError(f"line {number}: unbalanced solution fence")
+        elif fence is None:
+            out.append(line)
+    if fence is not None:
+        raise ValueError(f"{fence['todo']} is never closed")
+    return "".join(out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report drift")
+    args = parser.parse_args(argv)
+    stale = []
+    for module in MODULES:
+        stub = make_stub((ROOT / "solutions" / f"{module}.py").read_text(encoding="utf-8"))
+        target = ROOT / "exercises" / f"{module}.py"
+        current = target.read_text(encoding="utf-8") if target.exists() else None
+        if current != stub:
+            stale.append(target.relative_to(ROOT))
+            if not args.check:
+                target.write_text(stub, encoding="utf-8")
+    if args.check and stale:
+        print("out of date (run python tools/make_stubs.py):", *stale, file=sys.stderr)
+        return 1
+    for path in stale:
+        print("wrote", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
