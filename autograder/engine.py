@@ -59,13 +59,16 @@ def _suite_args(include_hidden):
         "-c", str(PACKAGE_DIR / "suite.ini"), "--rootdir", str(PACKAGE_DIR),
         "--confcutdir", str(PACKAGE_DIR), "--import-mode=importlib",
         "-p", "no:cacheprovider", "-p", "pytest_timeout", "-o", f"timeout={TEST_TIMEOUT_S}",
-        "-q", "-rN", "--no-header", "-W", "ignore::UserWarning",
+        "-q", "-rN", "--no-header", "-p", "no:unraisableexception", "-p", "no:threadexception", "-W", "ignore::UserWarning",
     ]
 
 
 def run_suites(submission_copy, scratch, seed, include_hidden, limits=None):
     import pytest
     import torch
+    # optimizer.step() imports torch._dynamo on first use (~2 s). Import it once
+    # here so that every forked worker inherits it instead of paying again.
+    import torch._dynamo  # noqa: F401
 
     from autograder.plugin import GradingPlugin
 

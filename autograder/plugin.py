@@ -6,6 +6,7 @@ with points, visibility, the module tag and feedback built from the test's
 hint and the failure -- never from a hidden test's source or its expected values.
 """
 import os
+import sys
 import time
 import zlib
 
@@ -107,6 +108,8 @@ class GradingPlugin:
         points = float(_marker_value(item, "points", 1))
         hint = _marker_value(item, "hint", "")
         passed = report.passed
+        if not passed and os.environ.get("AUTOGRADER_DEBUG"):
+            print(f"--- {item.nodeid}\n{report.longreprtext}", file=sys.__stderr__)
         output = "Passed." if passed else self._feedback(item, call, hint, visible, module)
         self.results.append(TestResult(
             name=f"{module}: {_title(item)}", module=module, max_score=points,

@@ -27,14 +27,14 @@ def build_model(seed, in_features=8, hidden=16, out_features=2, dtype=torch.floa
                 frozen_layer=False):
     """A two-layer MLP with weights drawn from ``seed`` (independent of global RNG).
 
-    With ``frozen_layer`` an extra layer exists whose parameters never get a
-    gradient (grad stays None), a case students often forget.
+    With ``frozen_layer`` an extra parameter exists that never gets a gradient
+    (grad stays None), a case students often forget.
     """
     gen = generator(seed)
     model = torch.nn.Sequential(torch.nn.Linear(in_features, hidden), torch.nn.Tanh(),
                                 torch.nn.Linear(hidden, out_features))
-    if frozen_layer:
-        model.unused = torch.nn.Linear(3, 3)
+    if frozen_layer:  # registered on the container, so forward never uses it
+        model.unused_weight = torch.nn.Parameter(torch.zeros(3, 3))
     with torch.no_grad():
         for param in model.parameters():
             param.copy_(torch.randn(param.shape, generator=gen) * 0.4)
@@ -176,6 +176,7 @@ def scaler_unscale(make_scaler, spec):
     grads_before = [None if p.grad is None else p.grad for p in params]
     optimizer = build_optimizer("sgd", params, 0.5)
     scaler = make_scaler(**spec["scaler"])
+    scaler.scale(torch.ones(()))  # GradScaler initialises its scale lazily here
     scaler.unscale_(optimizer)
     same_objects = all(p.grad is before for p, before in zip(params, grads_before))
     grads = [None if p.grad is None else p.grad.detach().clone() for p in params]
@@ -203,6 +204,7 @@ def scaler_misuse(make_scaler, spec):
         param = torch.nn.Parameter(torch.ones(4, dtype=dtype))
         optimizer = build_optimizer("sgd", [param], 0.1)
         scaler = make_scaler(init_scale=8.0, growth_interval=1000)
+        scaler.scale(torch.ones(()))
         param.grad = torch.full((4,), 16.0, dtype=dtype)
         raised, grad_after = None, None
         try:
@@ -293,11 +295,7 @@ def training_steps(train_step, spec):
     """Call ``train_step`` for ``spec['updates']`` effective updates and record
     everything a judge needs: returned dicts, parameters, optimizer state, call
     counts, the autocast dtype the forward used, gradients left behind."""
-    frozen = spec.get("frozen_layer", False)
-    model = build_model(spec["seed"], frozen_layer=frozen)
-    if frozen:
-        for param in model.unused.parameters():
-            param.requires_grad_(False)
+    model = build_model(spec["seed"], frozen_layer=spec.get("frozen_layer", False))
     optimizer = build_optimizer(spec.get("optimizer", "sgd"), model.parameters(), spec.get("lr", 0.2))
     scaler = None
     if spec["precision"] == "fp16":
