@@ -189,7 +189,7 @@ def _layout_problems(record) -> list[str]:
             problems.append("missing key hardware.capability")
         elif not _capability_ok(hardware["capability"]):
             problems.append(f"hardware.capability is {hardware['capability']!r}; "
-                            "expected [major, minor], 'major.minor' or null")
+                            "expected [major, minor], 'major.minor', {major, minor} or null")
         if hardware.get("device") not in (None, "cuda", "cpu") and isinstance(hardware.get("device"), str):
             problems.append(f"hardware.device is {hardware['device']!r}; expected 'cuda' or 'cpu'")
     metrics = record["metrics"]
@@ -245,6 +245,8 @@ def _capability_ok(value) -> bool:
         return True
     if isinstance(value, str):
         return re.fullmatch(r"(sm_)?\d+(\.\d+)?", value) is not None
+    if isinstance(value, dict):
+        return _is_int(value.get("major")) and _is_int(value.get("minor"))
     return isinstance(value, list) and len(value) == 2 and all(_is_int(v) and v >= 0 for v in value)
 
 
@@ -420,6 +422,13 @@ def _overflow_problems(path: dict, workload: dict) -> list[str]:
     if not (_close(after, before) or _close(after, before * factor)):
         problems.append(f"{where}: scale_after {after} is neither scale_before {before} nor one "
                         f"backoff ({before * factor:g})")
+    elif path["scale_backoff_steps"] == 1 and not _close(after, before * factor):
+        problems.append(f"{where}: scale_backoff_steps is 1 but the scale did not back off "
+                        f"({before} -> {after})")
+    elif path["grad_is_finite"] == (not _close(after, before)):
+        # GradScaler backs off exactly when unscale_ finds a non-finite gradient.
+        problems.append(f"{where}: grad_is_finite is {path['grad_is_finite']} but the scale went "
+                        f"{before} -> {after}; GradScaler backs off exactly on non-finite gradients")
     return problems
 
 
@@ -470,6 +479,8 @@ def _cuda_hardware_problems(metrics: dict, hardware: dict) -> list[str]:
     total = hardware["total_memory_mb"]
     if total is None or total <= 0:
         problems.append("hardware.total_memory_mb must be positive on CUDA")
+    if hardware["capability"] is None:
+        problems.append("hardware.capability (the compute capability) is null on CUDA")
     for name in PATH_NAMES:
         peak = metrics[name]["peak_allocated_mb"]
         if peak is None or peak <= 0:
@@ -656,7 +667,13 @@ def check_file(path) -> LabVerdict:
     except (json.JSONDecodeError, RecursionError) as exc:
         reason = f"not valid JSON: {exc}"
     else:
-        return check_record(record)
+        verdict = check_record(record)
+        label = record.get("run_label") if isinstance(record, dict) else None
+        stem = path.stem
+        prefix = RECORD_GLOB.split("*")[0]
+        if stem.startswith(prefix) and isinstance(label, str) and stem[len(prefix):] != label:
+            verdict.notes.append(f"file name {path.name} does not carry run_label {label!r}")
+        return verdict
     return LabVerdict(valid=False, earns_credit=False, reasons=[reason],
                       summary="INVALID record (1 problem): no credit")
 

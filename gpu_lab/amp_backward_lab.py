@@ -169,7 +169,9 @@ def build_workload(args: argparse.Namespace, mode: str) -> dict:
 
 def resolve_run_label(args: argparse.Namespace, mode: str) -> str:
     # A smoke run must never overwrite a real record called "default".
-    label = args.run_label or ("cpu_smoke" if mode == "cpu_smoke" else "default")
+    label = args.run_label
+    if label is None:
+        label = "cpu_smoke" if mode == "cpu_smoke" else "default"
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", label):
         raise LabError(
             f"--run-label {label!r} is not a safe file name part; use letters, digits, '.', '_' or '-'"
@@ -729,12 +731,12 @@ def write_record(record: dict, path: Path) -> Path:
 
 def run_experiment(args, mode: str, workload: dict, run_label: str, record_path: Path) -> int:
     torch = require_torch()
+    if not args.overwrite and record_is_protected(record_path, mode):
+        raise LabError(
+            f"{record_path} already exists; keep old evidence and pick a new --run-label "
+            "(or pass --overwrite)"
+        )
     if mode == "real_gpu":
-        if record_path.exists() and not args.overwrite:
-            raise LabError(
-                f"{record_path} already exists; keep old evidence and pick a new --run-label "
-                "(or pass --overwrite)"
-            )
         ensure_cuda_ready(workload["candidate_dtype"])
         ops = CudaOps(select_tensor_device(mode))
         source = pretrained_model_source(workload, args.model_revision, args.local_files_only)
@@ -766,6 +768,19 @@ def run_experiment(args, mode: str, workload: dict, run_label: str, record_path:
         print(line)
     print(f"record written: {record_path}")
     return EXIT_OK if record["decision"] == "accept" else EXIT_GATE_REJECTED
+
+
+def record_is_protected(path: Path, mode: str) -> bool:
+    """A real_gpu run never replaces a record; a smoke run may replace only another smoke record."""
+    if not path.exists():
+        return False
+    if mode == "real_gpu":
+        return True
+    try:
+        existing = json.loads(path.read_text(encoding="utf-8"))
+        return existing.get("evidence_level") != EVIDENCE_SMOKE
+    except (OSError, ValueError, AttributeError):
+        return True
 
 
 def print_plan(args, workload: dict, record_path: Path) -> None:
@@ -824,7 +839,7 @@ def summary_lines(record: dict) -> list[str]:
         lines.append(f"peak memory change AMP vs FP32: {change:+.1%}")
     throughput = [
         f"{name} {path['tokens_per_second']:.0f} tok/s"
-        + (f" ({path['achieved_tflops']:.2f} TFLOP/s)" if path.get("achieved_tflops") is not None else "")
+        + (f" ({path['achieved_tflops']:.3g} TFLOP/s)" if path.get("achieved_tflops") is not None else "")
         for name, path in (("FP32", base), ("AMP", cand))
         if path.get("tokens_per_second") is not None
     ]
@@ -859,12 +874,15 @@ def render_chart(record: dict, png_path: Path) -> None:
 
     samples = [base.get("step_times_ms") or [], cand.get("step_times_ms") or []]
     if all(samples):
-        time_ax.boxplot(samples, whis=(5, 95), showfliers=False)
-        for position, values in enumerate(samples, start=1):
-            offsets = [position + 0.12 * ((index % 5) - 2) / 2 for index in range(len(values))]
+        time_ax.boxplot(samples, whis=(0, 100), showfliers=False)
+        for position, (values, path) in enumerate(zip(samples, (base, cand)), start=1):
+            offsets = [position + 0.06 * ((index % 5) - 2) for index in range(len(values))]
             time_ax.scatter(offsets, values, s=10, alpha=0.6, color="tab:gray", zorder=3)
+            time_ax.scatter([position + 0.3], [path["step_p95_ms"]], marker="<", color="tab:red",
+                            zorder=4, label="P95 (nearest rank)" if position == 1 else None)
         time_ax.set_xticks([1, 2], names)
-        time_ax.set_title("step time per measured update (whiskers P5-P95)")
+        time_ax.legend(loc="lower right")
+        time_ax.set_title("step time per measured update (box: quartiles, whiskers: min-max)")
     else:  # records without per-step times (e.g. the chapter's) still show median and P95
         xs = range(len(names))
         medians = [path["step_median_ms"] or 0.0 for path in (base, cand)]
@@ -872,7 +890,7 @@ def render_chart(record: dict, png_path: Path) -> None:
         time_ax.bar([x - 0.2 for x in xs], medians, width=0.4, label="median")
         time_ax.bar([x + 0.2 for x in xs], p95s, width=0.4, label="P95")
         time_ax.set_xticks(list(xs), names)
-        time_ax.legend()
+        time_ax.legend(loc="lower center")
         time_ax.set_title("step time (median and P95)")
     time_ax.set_ylabel("ms")
 
@@ -940,7 +958,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--local-files-only", action="store_true",
                         help="offline re-run: load the model from the Hugging Face cache only")
     parser.add_argument("--overwrite", action="store_true",
-                        help="allow real_gpu to replace an existing record with the same label")
+                        help="replace an existing record with the same label (by default a real_gpu"
+                             " record is never replaced, and cpu_smoke replaces only smoke records)")
     parser.add_argument("--show", metavar="RECORD", type=Path, default=None,
                         help="print the summary of RECORD and write RECORD's stem .png next to it")
     return parser.parse_args(argv)
