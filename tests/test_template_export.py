@@ -1,0 +1,326 @@
+"""``python -m autograder export-template``: what a student receives, the
+manifest and the tamper flags, the private bundle (mode a), and the README's
+commands run in a fresh export."""
+import base64
+import json
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import classroom_reporter as reporter  # noqa: E402
+from autograder import integrity  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+MODULES = ("amp_update", "loss_scaler", "amp_training_step")
+
+
+def run(args, cwd, timeout=600, env=None):
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def clean_env(**extra):
+    env = dict(os.environ, **extra)
+    for name in ("CLASSROOM_MANIFEST", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "AMP_EXERCISES_DIR"):
+        if name not in extra:
+            env.pop(name, None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory):
+    """(template, bundle); bundle is None where no hidden tests are installed."""
+    base = tmp_path_factory.mktemp("export")
+    template, bundle = base / "template", base / "bundle"
+    has_hidden = any((ROOT / "autograder" / "hidden").glob("test_hidden_*.py"))
+    extra = ["--hidden-bundle", str(bundle)] if has_hidden else []
+    proc = run(["-m", "autograder", "export-template", str(template), *extra], cwd=ROOT, env=clean_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return template, bundle if has_hidden else None
+
+
+@pytest.fixture
+def bundle(export):
+    if export[1] is None:
+        pytest.skip("autograder/hidden/ holds no hidden tests to bundle")
+    return export[1]
+
+
+@pytest.fixture
+def student_repo(export, tmp_path):
+    """A private copy of the template to tamper with."""
+    return pathlib.Path(shutil.copytree(export[0], tmp_path / "student"))
+
+
+def files(root):
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+# --------------------------------------------------------------------------- contents
+
+def test_template_has_what_a_student_needs(export):
+    template, _ = export
+    present = files(template)
+    for needed in ["README.md", "requirements.txt", "pyproject.toml", ".gitignore",
+                   ".github/workflows/classroom.yml", ".github/classroom-manifest.json",
+                   "autograder/__main__.py", "autograder/hidden/README.md", "gpu_lab/amp_backward_lab.py",
+                   "benchmarks/results/train_mixed_precision_backward/.gitkeep"]:
+        assert needed in present, needed
+    for module in MODULES:
+        assert f"exercises/{module}.py" in present
+    public = {p.relative_to(ROOT).as_posix() for p in (ROOT / "exercises" / "tests").rglob("*.py")}
+    assert public and public <= present
+    assert (template / ".github/workflows/classroom.yml").read_bytes() == \
+        (ROOT / ".github/workflows/classroom.yml").read_bytes()
+
+
+def test_template_leaks_no_solution_and_no_hidden_test(export):
+    template, _ = export
+    present = files(template)
+    for forbidden in ("solutions/", "tests/", "tools/", ".github/template/", ".github/workflows/ci.yml",
+                      "autograder/hidden/test_"):
+        assert not any(path.startswith(forbidden) for path in present), forbidden
+    assert not any("__pycache__" in path or path.endswith(".pyc") for path in present)
+    assert [p for p in present if p.startswith("autograder/hidden/")] == ["autograder/hidden/README.md"]
+    for module in MODULES:  # the stubs, byte for byte, not the solutions
+        shipped = (template / "exercises" / f"{module}.py").read_bytes()
+        assert shipped == (ROOT / "exercises" / f"{module}.py").read_bytes()
+        assert shipped != (ROOT / "solutions" / f"{module}.py").read_bytes()
+    # No hidden test file's distinctive code anywhere in the template.
+    shipped_text = "\n".join((template / p).read_text(encoding="utf-8", errors="replace") for p in present)
+    for hidden in (ROOT / "autograder" / "hidden").glob("test_*.py"):
+        for line in hidden.read_text(encoding="utf-8").splitlines():
+            line = line.strip()
+            if line.startswith("def test_"):
+                assert line not in shipped_text, f"{hidden.name}: {line}"
+
+
+def test_bare_pytest_runs_the_public_tests(export):
+    import tomllib
+
+    config = tomllib.loads((export[0] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert config["tool"]["pytest"]["ini_options"]["testpaths"] == ["exercises/tests"]
+
+
+def test_manifest_covers_the_protected_files_and_matches_them(export):
+    template, _ = export
+    manifest = json.loads((template / ".github/classroom-manifest.json").read_text(encoding="utf-8"))
+    protected = manifest["files"]
+    for needed in [".github/workflows/classroom.yml", "requirements.txt", "pyproject.toml",
+                   "autograder/cli_grade.py", "autograder/integrity.py", "autograder/hidden/README.md",
+                   "autograder/visible/test_visible_amp_update.py", "exercises/tests/conftest.py"]:
+        assert needed in protected, needed
+    assert not any(path.startswith("exercises/") and not path.startswith("exercises/tests/")
+                   for path in protected), "students edit the exercise modules"
+    for path, digest in protected.items():
+        assert integrity.normalised_sha256(template / path) == digest, path
+    assert integrity.tamper_flags(template) == []
+
+
+def test_manifest_only_writes_the_templates_manifest(export, tmp_path):
+    target = tmp_path / "manifest.json"
+    proc = run(["-m", "autograder", "export-template", "--manifest-only", str(target)], cwd=ROOT,
+               env=clean_env())
+    assert proc.returncode == 0, proc.stderr
+    shipped = json.loads((export[0] / ".github/classroom-manifest.json").read_text(encoding="utf-8"))
+    assert json.loads(target.read_text(encoding="utf-8"))["files"] == shipped["files"]
+
+
+def test_export_refuses_to_overwrite_anything_but_an_earlier_export(export, tmp_path):
+    occupied = tmp_path / "occupied"
+    occupied.mkdir()
+    (occupied / "notes.txt").write_text("mine", encoding="utf-8")
+    for extra in ([], ["--force"]):
+        proc = run(["-m", "autograder", "export-template", str(occupied), *extra], cwd=ROOT, env=clean_env())
+        assert proc.returncode == 2 and (occupied / "notes.txt").exists()
+    again = shutil.copytree(export[0], tmp_path / "again")
+    assert run(["-m", "autograder", "export-template", str(again)], cwd=ROOT, env=clean_env()).returncode == 2
+    proc = run(["-m", "autograder", "export-template", str(again), "--force"], cwd=ROOT, env=clean_env())
+    assert proc.returncode == 0, proc.stderr
+
+
+# --------------------------------------------------------------------------- tamper flags
+
+def test_edited_workflow_and_public_test_are_flagged(student_repo):
+    workflow = student_repo / ".github/workflows/classroom.yml"
+    workflow.write_text(workflow.read_text(encoding="utf-8").replace("timeout-minutes: 15", "timeout-minutes: 90"),
+                        encoding="utf-8")
+    public = sorted((student_repo / "exercises/tests").glob("test_*.py"))[0]
+    public.write_text(public.read_text(encoding="utf-8") + "\nassert True\n", encoding="utf-8")
+    flags = integrity.tamper_flags(student_repo)
+    assert any(".github/workflows/classroom.yml" in flag and "differs" in flag for flag in flags)
+    assert any(f"exercises/tests/{public.name}" in flag for flag in flags)
+    assert len(flags) == 2
+
+
+def test_removed_added_and_shadowing_files_are_flagged(student_repo):
+    (student_repo / "autograder/visible/test_visible_loss_scaler.py").unlink()
+    (student_repo / "autograder/hidden/test_hidden_free_points.py").write_text("", encoding="utf-8")
+    (student_repo / ".github/workflows/extra.yml").write_text("", encoding="utf-8")
+    (student_repo / "conftest.py").write_text("", encoding="utf-8")
+    (student_repo / "exercises/sitecustomize.py").write_text("", encoding="utf-8")
+    (student_repo / "exercises/tests/test_my_own.py").write_text("", encoding="utf-8")  # allowed
+    (student_repo / "exercises/amp_update.py").write_text("# my work\n", encoding="utf-8")  # allowed
+    flags = "\n".join(integrity.tamper_flags(student_repo))
+    for expected in ["test_visible_loss_scaler.py is missing", "autograder/hidden/test_hidden_free_points.py",
+                     ".github/workflows/extra.yml", "conftest.py shadows", "exercises/sitecustomize.py"]:
+        assert expected in flags, expected
+    assert "test_my_own" not in flags and "amp_update.py" not in flags
+
+
+def test_windows_line_endings_are_not_flagged(student_repo):
+    for relative in json.loads((student_repo / ".github/classroom-manifest.json").read_text())["files"]:
+        path = student_repo / relative
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert integrity.tamper_flags(student_repo) == []
+
+
+def test_missing_manifest_is_flagged_but_not_in_the_course_repository(student_repo, tmp_path):
+    (student_repo / ".github/classroom-manifest.json").unlink()
+    assert any("manifest.json is missing" in flag for flag in integrity.tamper_flags(student_repo))
+    assert integrity.tamper_flags(ROOT) == []           # the development repository
+    bare = tmp_path / "bare"
+    (bare / "exercises").mkdir(parents=True)
+    assert integrity.tamper_flags(bare) == []           # a plain submission folder
+
+
+def test_trusted_manifest_overrides_the_students_copy(student_repo, export, monkeypatch):
+    trusted = export[0] / ".github/classroom-manifest.json"   # as the bundle carries it
+    own = student_repo / ".github/classroom-manifest.json"
+    workflow = student_repo / ".github/workflows/classroom.yml"
+    workflow.write_text(workflow.read_text(encoding="utf-8") + "# mine\n", encoding="utf-8")
+    data = json.loads(own.read_text(encoding="utf-8"))
+    data["files"][".github/workflows/classroom.yml"] = integrity.normalised_sha256(workflow)
+    own.write_text(json.dumps(data), encoding="utf-8")
+    assert integrity.tamper_flags(student_repo) == []   # fooled: the student controls this copy
+    monkeypatch.setenv("CLASSROOM_MANIFEST", str(trusted))
+    flags = integrity.tamper_flags(student_repo)
+    assert any("classroom-manifest.json differs" in flag for flag in flags)
+    assert any(".github/workflows/classroom.yml differs" in flag for flag in flags)
+
+
+def test_integrity_check_stays_light():
+    # It runs before every grade: no torch import.
+    code = "import sys, autograder.integrity as i; i.tamper_flags('.'); print('torch' in sys.modules)"
+    proc = run(["-c", code], cwd=ROOT, env=clean_env())
+    assert proc.stdout.strip() == "False", proc.stderr
+
+
+# --------------------------------------------------------------------------- private bundle
+
+def test_bundle_is_a_complete_trusted_grader(export, bundle):
+    template = export[0]
+    hidden = sorted(p.name for p in (ROOT / "autograder" / "hidden").glob("test_hidden_*.py"))
+    assert hidden and sorted(p.name for p in (bundle / "autograder/hidden").glob("test_hidden_*.py")) == hidden
+    assert (bundle / "classroom-manifest.json").read_bytes() == \
+        (template / ".github/classroom-manifest.json").read_bytes()
+    assert (bundle / "requirements.txt").is_file() and (bundle / "README.md").is_file()
+    assert not (bundle / "solutions").exists()
+
+
+@pytest.mark.slow
+def test_mode_a_grade_from_the_bundle_reports_hidden_points_and_flags(export, bundle, tmp_path):
+    """The workflow's mode (a): the trusted copy grades the student's exercises,
+    the reporter announces what results.json says, edits are flagged."""
+    template = export[0]
+    student = pathlib.Path(shutil.copytree(template, tmp_path / "student"))
+    shutil.copyfile(ROOT / "solutions" / "amp_update.py", student / "exercises" / "amp_update.py")
+    public = sorted((student / "exercises/tests").glob("test_*.py"))[0]
+    public.write_text(public.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    output, results = tmp_path / "github_output", tmp_path / "results.json"
+    output.write_text("", encoding="utf-8")
+    env = clean_env(GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"),
+                    CLASSROOM_MANIFEST=str(bundle / "classroom-manifest.json"))
+    proc = run(["-m", "autograder", "grade", "--classroom", "--quiet", "--seed", "11",
+                "--submission", str(student / "exercises"), "--results", str(results)], cwd=bundle, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(results.read_text(encoding="utf-8"))
+    assert any(t["visibility"] == "hidden" for t in data["tests"]), "hidden tests ran"
+    assert data["extra_data"]["flags"] == [f"protected file exercises/tests/{public.name} differs from the template"]
+    (encoded,) = reporter.read_github_output(output)
+    read = reporter.read_results("grade", {"GRADE_RESULTS": encoded})
+    assert reporter.contract_problems(read[0][1], encoded) == []
+    assert reporter.points(read) == (data["score"], data["max_score"]) and data["score"] > 0
+    assert "test_code" not in base64.b64decode(encoded).decode()
+
+
+# --------------------------------------------------------------------------- README commands
+
+def readme_commands(readme):
+    """Command lines of the README's ```bash blocks, without trailing comments."""
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", readme, flags=re.S):
+        for line in block.splitlines():
+            line = re.sub(r"\s+#.*$", "", line).strip()
+            if line and not line.startswith("#"):
+                commands.append(line)
+    return commands
+
+
+SETUP_PREFIXES = ("python -m venv", "source ", "pip install")
+
+
+def argv(command):
+    words = shlex.split(command)
+    if words[0] == "pytest":
+        return [sys.executable, "-m", "pytest", *words[1:]]
+    assert words[0] == "python", f"README command not covered by this test: {command}"
+    return [sys.executable, *words[1:]]
+
+
+def expected_status(command, solved):
+    """What each README command must return in a fresh template."""
+    if command.startswith("pytest"):
+        return {0} if solved else {1}   # stubs: tests fail -- never usage errors or "no tests"
+    if " check-lab " in f" {command} ":
+        return {1}                       # a CPU smoke record: valid, but no GPU credit
+    return {0}
+
+
+def test_readme_setup_installs_the_cpu_build_of_torch(export):
+    commands = readme_commands((export[0] / "README.md").read_text(encoding="utf-8"))
+    installs = [c for c in commands if c.startswith("pip install")]
+    assert any("download.pytorch.org/whl/cpu" in c and "torch==" in c for c in installs)
+    assert "pip install -r requirements.txt" in installs
+    assert installs.index("pip install -r requirements.txt") > 0  # torch first
+
+
+@pytest.mark.slow
+def test_readme_commands_succeed_in_a_fresh_export(export, tmp_path):
+    template = pathlib.Path(shutil.copytree(export[0], tmp_path / "fresh"))
+    commands = readme_commands((template / "README.md").read_text(encoding="utf-8"))
+    runnable = [c for c in commands if not c.startswith(SETUP_PREFIXES) and "real_gpu" not in c]
+    assert any(c.startswith("pytest") for c in runnable)
+    assert "python -m autograder grade" in runnable
+    env = clean_env()
+    for command in runnable:
+        proc = subprocess.run(argv(command), cwd=template, capture_output=True, text=True,
+                              timeout=600, env=env)
+        assert proc.returncode in expected_status(command, solved=False), \
+            f"{command}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        if command == "python -m autograder grade":
+            data = json.loads((template / "results.json").read_text(encoding="utf-8"))
+            assert data["score"] == 0 and data["max_score"] > 0 and data["extra_data"]["flags"] == []
+            assert "Hidden tests are not available" in proc.stdout
+        if "check-lab" in command:
+            assert "valid record" in proc.stdout
+
+    # The same template with the reference solutions: public tests and grade all green.
+    for module in MODULES:
+        shutil.copyfile(ROOT / "solutions" / f"{module}.py", template / "exercises" / f"{module}.py")
+    proc = subprocess.run(argv("pytest"), cwd=template, capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    proc = subprocess.run(argv("python -m autograder grade"), cwd=template, capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = json.loads((template / "results.json").read_text(encoding="utf-8"))
+    graded = [t for t in data["tests"] if t["tags"][0] in MODULES]
+    assert graded and all(t["status"] == "passed" for t in graded)
+    assert data["extra_data"]["flags"] == []
