@@ -99,7 +99,8 @@ def test_no_hidden_test_source_in_the_payload(graded):
     for path in hidden:
         for line in path.read_text(encoding="utf-8").splitlines():
             line = line.strip()
-            if len(line) >= 40 and not line.startswith(('"""', "#", "@pytest.mark")):
+            # String-literal lines (titles, hints) are feedback by design; code is not.
+            if len(line) >= 40 and not line.startswith(('"', "'", 'f"', "#", "@")):
                 assert line not in text, f"{path.name}: {line!r}"
 
 
