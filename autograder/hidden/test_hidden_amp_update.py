@@ -92,8 +92,9 @@ def test_unscale_leaves_inputs_untouched(student, seed):
     """unscale_gradients modifies neither the input list nor its tensors"""
     rng, gen = random.Random(seed), torch.Generator().manual_seed(seed)
     scaled = draw_gradients(rng, gen, 7, magnitude=100.0)
-    outcome = student.call("unscale_gradients", scaled, rng.uniform(3.0, 300.0))
-    value_of(outcome, FILE)
+    scale = rng.uniform(3.0, 300.0)
+    outcome = student.call("unscale_gradients", scaled, scale)
+    check_gradients(value_of(outcome, FILE), unscaled_reference(scaled, scale), "the returned gradients")
     after = outcome.args_after[0]
     expect(isinstance(after, list) and len(after) == len(scaled),
            "the input list was changed (entries added or removed).")
@@ -263,8 +264,13 @@ def test_plan_does_not_clip_below_threshold(student, seed):
 def test_plan_value_types(student, seed):
     """the plan's values have the contract's types on both branches"""
     gen = torch.Generator().manual_seed(seed)
-    for gradients in ([torch.randn(4, generator=gen)], [torch.tensor([math.nan, 1.0])]):
+    finite = torch.randn(4, generator=gen)
+    for gradients in ([finite], [torch.tensor([math.nan, 1.0])]):
         plan = plan_of(student, gradients, 4.0, 1.0)
+        norm = float(plan["grad_norm"]) if torch.is_tensor(plan["grad_norm"]) else None
+        expected_norm = flat_norm([finite]) / 4.0 if gradients[0] is finite else math.inf
+        expect(norm is not None and math.isclose(norm, expected_norm, rel_tol=1e-5),
+               "grad_norm is wrong on this branch.")
         expect(isinstance(plan["should_step"], bool), "should_step should be a bool, got "
                                                       f"{type(plan['should_step']).__name__}.")
         expect(isinstance(plan["clip_coefficient"], float), "clip_coefficient should be a float.")

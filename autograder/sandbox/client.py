@@ -144,7 +144,10 @@ class Sandbox:
         argv = [sys.executable, "-I", "-c", bootstrap, PACKAGE_ROOT, "127.0.0.1",
                 str(listener.getsockname()[1]), token, self.submission_dir, self.module_name,
                 self.log_path]
-        options = {"cwd": self.submission_dir, "stdin": subprocess.DEVNULL,
+        from autograder.sandbox.worker import scrubbed_environment
+
+        options = {"cwd": self.submission_dir, "env": scrubbed_environment(os.environ),
+                   "stdin": subprocess.DEVNULL,
                    "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
         if os.name == "nt":
             options["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP

@@ -135,8 +135,20 @@ class Worker:
                                        "error": {"type": "ProtocolError", "message": str(exc)[:500]}})
 
 
+# Only these variables reach student code: no tokens, no $GITHUB_OUTPUT to forge.
+SAFE_ENVIRONMENT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TEMP", "TMP",
+                    "SYSTEMROOT", "SYSTEMDRIVE", "USERPROFILE", "OMP_NUM_THREADS")
+
+
+def scrubbed_environment(environ):
+    return {key: value for key, value in environ.items() if key in SAFE_ENVIRONMENT}
+
+
 def run(sock, submission_dir, module_name, log_path):
     """Entry point inside the worker process (after fork or spawn)."""
+    safe = scrubbed_environment(os.environ)
+    os.environ.clear()
+    os.environ.update(safe)
     log = open(log_path, "ab", buffering=0)
     os.dup2(log.fileno(), 1)
     os.dup2(log.fileno(), 2)

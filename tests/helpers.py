@@ -1,0 +1,48 @@
+"""Shared helpers for the project's tests: build submissions from the reference
+solutions with targeted edits, and grade them in-process."""
+import pathlib
+import shutil
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "solutions"
+MODULES = ("amp_update", "loss_scaler", "amp_training_step")
+
+
+def solution_source(module):
+    return (SOLUTIONS / f"{module}.py").read_text(encoding="utf-8")
+
+
+def mutate(module, *replacements):
+    """The solution of ``module`` with each (old, new) replaced exactly once."""
+    source = solution_source(module)
+    for old, new in replacements:
+        assert source.count(old) == 1, f"mutation anchor not found once in {module}: {old!r}"
+        source = source.replace(old, new)
+    return source
+
+
+def make_submission(directory, overrides=None, omit=()):
+    """A submission folder: the solutions, with some modules replaced or left out."""
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    overrides = overrides or {}
+    for module in MODULES:
+        if module in omit:
+            continue
+        source = overrides.get(module, solution_source(module))
+        (directory / f"{module}.py").write_text(source, encoding="utf-8")
+    for name, source in overrides.items():  # extra helper files
+        if name not in MODULES:
+            (directory / name).write_text(source, encoding="utf-8")
+    return directory
+
+
+def copy_tree(source, destination):
+    shutil.copytree(source, destination, ignore=shutil.ignore_patterns("__pycache__"))
+    return destination
+
+
+def scores(report):
+    """(module -> score, set of failed test ids)"""
+    return ({module: score for module, (score, _) in report.by_module().items()},
+            {test.test_id for test in report.tests if not test.passed})
