@@ -168,7 +168,9 @@ def _git_init(dest):
 def add_parser(subparsers):
     parser = subparsers.add_parser(
         "export-template", help="write the student repository (no solutions, no hidden tests)",
-        description=__doc__.split("\n\n")[0].strip("`"))
+        description="Write the repository a student receives: stubs, public tests, the grader "
+                    "without hidden tests, the GPU lab, the Classroom workflow and the manifest "
+                    "of protected files. See docs/classroom.md.")
     parser.add_argument("dest", type=pathlib.Path, metavar="DEST",
                         help="folder to create (absent or empty); a file with --manifest-only")
     parser.add_argument("--force", action="store_true",

@@ -146,6 +146,17 @@ def test_export_refuses_to_overwrite_anything_but_an_earlier_export(export, tmp_
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_option_commits_every_file_of_the_template(tmp_path):
+    dest = tmp_path / "repo"
+    proc = run(["-m", "autograder", "export-template", str(dest), "--git"], cwd=ROOT, env=clean_env())
+    assert proc.returncode == 0, proc.stderr
+    tracked = subprocess.run(["git", "ls-files"], cwd=dest, capture_output=True, text=True).stdout.split()
+    assert set(tracked) == {p for p in files(dest) if not p.startswith(".git/")}
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=dest, capture_output=True, text=True)
+    assert status.stdout == ""
+
+
 # --------------------------------------------------------------------------- tamper flags
 
 def test_edited_workflow_and_public_test_are_flagged(student_repo):
