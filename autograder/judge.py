@@ -129,3 +129,16 @@ def expect_float_close(actual, expected, what, rel_tol, abs_tol=0.0, reveal=Fals
         return
     expect(math.isclose(actual, expected, rel_tol=rel_tol, abs_tol=abs_tol),
            f"{what} is off." + _describe(actual, expected, reveal))
+
+
+def describe_raised(names):
+    """'no exception' or 'NotImplementedError: TODO 10: ...' from scenarios.exception_names."""
+    if not names:
+        return "no exception"
+    message = names[-1]
+    return f"{names[0]}: {message}" if message else names[0]
+
+
+def raised_is(names, class_name):
+    """Did the scenario record an exception that is (a subclass of) ``class_name``?"""
+    return bool(names) and class_name in names[:-1]

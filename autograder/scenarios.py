@@ -104,7 +104,10 @@ def _poison(value):
 
 
 def exception_names(exc):
-    return None if exc is None else [cls.__name__ for cls in type(exc).__mro__]
+    """The raised exception's class names (MRO), or None; the last entry is its message."""
+    if exc is None:
+        return None
+    return [cls.__name__ for cls in type(exc).__mro__] + [str(exc)[:300]]
 
 
 # -- Module 2: a scaler driving a training loop -------------------------------------

@@ -158,3 +158,37 @@ def teardown_module():
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+
+
+REWRITE_GRADER = WRONG_FUNCTIONS + '''
+import os, sys, glob
+package = os.path.dirname(sys.modules["autograder"].__file__)
+for path in glob.glob(os.path.join(package, "*", "test_*amp_update.py")):
+    try:
+        with open(path, "w") as out:
+            out.write("def test_everything_passes():\\n    pass\\n")
+    except OSError:
+        pass
+'''
+
+
+def test_rewriting_grader_files_is_flagged(tmp_path):
+    """Run in a throwaway copy of the grader: a submission that rewrites the hidden
+    tests on disk gains nothing this run, and the run is flagged."""
+    import subprocess
+    import sys
+
+    from helpers import ROOT, copy_tree, make_submission
+
+    copy_tree(ROOT / "autograder", tmp_path / "autograder")
+    make_submission(tmp_path / "exercises", {"amp_update": REWRITE_GRADER})
+    env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="5", AUTOGRADER_MODULE_BUDGET="20")
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--seed", "9", "--quiet"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    import json
+
+    results = json.loads((tmp_path / "results.json").read_text())
+    amp = [t for t in results["tests"] if "amp_update" in t["tags"]]
+    assert len(amp) == 20 and sum(t["score"] for t in amp) == 0
+    assert any("grader files changed on disk" in flag for flag in results["extra_data"]["flags"])

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from autograder import scenarios
-from autograder.judge import (expect, expect_float_close, expect_relative_error, expect_same_tensors,
+from autograder.judge import (describe_raised, raised_is, expect, expect_float_close, expect_relative_error, expect_same_tensors,
                               raised_type, value_of)
 
 pytestmark = [pytest.mark.module("loss_scaler"), pytest.mark.visibility("hidden")]
@@ -177,8 +177,8 @@ def test_unscale_and_step_once_per_iteration(student):
     got = value_of(student.scenario("scaler_misuse", {"cases": cases}), FILE)
     for case in cases:
         raised = got[case]["raised"]
-        expect(raised is not None and "RuntimeError" in raised,
-               f"{case.replace('_', ' ')}: expected RuntimeError, got {raised[0] if raised else 'no exception'}.")
+        expect(raised_is(raised, "RuntimeError"),
+               f"{case.replace('_', ' ')}: expected RuntimeError, got {describe_raised(raised)}.")
 
 
 @pytest.mark.points(1)
@@ -198,12 +198,12 @@ def test_gradient_dtypes(student):
     cases = ["fp16_gradients", "bf16_gradients", "fp64_gradients"]
     got = value_of(student.scenario("scaler_misuse", {"cases": cases}), FILE)
     fp16 = got["fp16_gradients"]
-    expect(fp16["raised"] is not None and "ValueError" in fp16["raised"],
-           f"FP16 gradients should raise ValueError, got {fp16['raised'][0] if fp16['raised'] else 'nothing'}.")
+    expect(raised_is(fp16["raised"], "ValueError"),
+           f"FP16 gradients should raise ValueError, got {describe_raised(fp16['raised'])}.")
     expect(bool((fp16["grad_after"] == 16.0).all()), "FP16 gradients must be left untouched when refused.")
     for case in ("bf16_gradients", "fp64_gradients"):
         expect(got[case]["raised"] is None, f"{case.split('_')[0].upper()} gradients should be accepted, "
-                                            f"got {got[case]['raised'] and got[case]['raised'][0]}.")
+                                            f"got {describe_raised(got[case]['raised'])}.")
         expect(bool((got[case]["grad_after"].double() == 2.0).all()),
                f"{case.split('_')[0].upper()} gradients 16 at scale 8 should become 2.")
 

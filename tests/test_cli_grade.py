@@ -1,0 +1,116 @@
+"""The grader's command line as TAs, CI and students call it (contract:
+../shared/spec/ASSIGNMENT.md): results file, exit codes, tags, classroom output."""
+import base64
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT, make_submission
+
+MODULE_TAGS = {"amp_update", "loss_scaler", "amp_training_step"}
+
+
+def grade(*args, cwd=ROOT, env=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "autograder", "grade", *args], cwd=cwd,
+                          env=dict(os.environ, **(env or {})), capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def solutions_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("solutions_run")
+    output = folder / "github_output"
+    output.write_text("")
+    done = grade("--submission", "solutions", "--results", str(folder / "results.json"), "--classroom",
+                 "--seed", "77", env={"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(folder / "summary.md")})
+    return done, json.loads((folder / "results.json").read_text()), output.read_text(), folder
+
+
+def test_solutions_get_full_marks(solutions_run):
+    done, results, _, _ = solutions_run
+    assert done.returncode == 0, done.stderr
+    assert results["score"] == results["max_score"] == 100
+    assert "TOTAL" in done.stdout and "100 / 100" in done.stdout
+
+
+def test_results_follow_the_contract(solutions_run):
+    _, results, _, _ = solutions_run
+    assert {"score", "max_score", "tests"} <= set(results)
+    assert results["extra_data"]["seed"] == 77
+    tags = set()
+    for test in results["tests"]:
+        assert {"name", "score", "max_score", "status", "output", "visibility", "tags"} <= set(test)
+        assert test["status"] in ("passed", "failed") and test["visibility"] in ("visible", "hidden")
+        tags |= set(test["tags"]) & MODULE_TAGS
+    assert tags == MODULE_TAGS
+    assert sum(t["score"] for t in results["tests"]) == results["score"]
+    assert {t["visibility"] for t in results["tests"]} == {"visible", "hidden"}
+
+
+def test_classroom_output_matches_results(solutions_run):
+    _, results, github_output, folder = solutions_run
+    lines = [line for line in github_output.splitlines() if line.startswith("result=")]
+    assert len(lines) == 1
+    payload = json.loads(base64.b64decode(lines[0][len("result="):]))
+    assert payload["max_score"] == results["max_score"]
+    assert sum(t["score"] for t in payload["tests"]) == results["score"]
+    assert all(t["line_no"] == 0 and "test_code" not in t for t in payload["tests"])
+    assert "## Autograding: 100 / 100" in (folder / "summary.md").read_text()
+
+
+def test_stubs_score_zero_with_todo_feedback(tmp_path):
+    done = grade("--submission", "exercises", "--results", str(tmp_path / "r.json"), "--seed", "5")
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert done.returncode == 0
+    assert results["score"] == 0 and results["max_score"] == 100
+    assert all("TODO" in t["output"] for t in results["tests"])
+
+
+def test_same_seed_same_results(tmp_path):
+    first = grade("--submission", "solutions", "--results", str(tmp_path / "a.json"), "--seed", "31", "--quiet")
+    second = grade("--submission", "solutions", "--results", str(tmp_path / "b.json"), "--seed", "31", "--quiet")
+    assert first.returncode == second.returncode == 0
+    strip = lambda r: [(t["name"], t["score"], t["output"]) for t in r["tests"]]  # noqa: E731
+    a, b = (json.loads((tmp_path / name).read_text()) for name in ("a.json", "b.json"))
+    assert strip(a) == strip(b)
+
+
+def test_missing_folder_is_bad_usage_but_writes_results(tmp_path):
+    done = grade("--submission", str(tmp_path / "nope"), "--results", str(tmp_path / "r.json"))
+    assert done.returncode == 2
+    assert "no such folder" in done.stderr
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert results["score"] == 0 and results["tests"]
+
+
+def test_partial_submission_costs_only_missing_modules(tmp_path):
+    make_submission(tmp_path / "sub", omit=("loss_scaler",))
+    done = grade("--submission", str(tmp_path / "sub"), "--results", str(tmp_path / "r.json"), "--seed", "3")
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert done.returncode == 0
+    modules = results["extra_data"]["modules"]
+    assert modules["loss_scaler"]["score"] == 0 and modules["amp_update"]["score"] == modules["amp_update"]["max_score"]
+    assert all("loss_scaler.py is missing" in t["output"] for t in results["tests"] if "loss_scaler" in t["tags"])
+
+
+def test_spawn_sandbox_grades_the_same(tmp_path):
+    """The Windows code path (a fresh interpreter per worker) gives the same scores."""
+    done = grade("--submission", "solutions", "--results", str(tmp_path / "r.json"), "--seed", "77", "--quiet",
+                 env={"AUTOGRADER_SANDBOX": "spawn"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["score"] == 100
+
+
+def test_shadowing_modules_in_the_repository_root_are_ignored(tmp_path):
+    """A torch.py or pytest.py next to exercises/ must not replace the real packages in the judge."""
+    import shutil
+
+    shutil.copytree(ROOT / "autograder", tmp_path / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    make_submission(tmp_path / "exercises")
+    for name in ("torch.py", "pytest.py"):
+        (tmp_path / name).write_text("raise SystemExit('shadow module imported')\n")
+    done = grade("--quiet", "--seed", "2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "results.json").read_text())["score"] == 100

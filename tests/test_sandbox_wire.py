@@ -1,0 +1,69 @@
+"""The plain-data protocol: what comes back from a worker is rebuilt from validated
+bytes, never unpickled; lying tensor subclasses lose their behaviour."""
+import math
+import socket
+
+import pytest
+import torch
+
+from autograder.sandbox import wire
+
+
+def roundtrip(value):
+    return wire.decode_value(wire.encode_value(value))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.bool])
+def test_tensors_roundtrip_exactly(dtype):
+    tensor = (torch.randn(3, 4) * 100).to(dtype)
+    back = roundtrip(tensor)
+    assert type(back) is torch.Tensor and back.dtype == dtype and torch.equal(back, tensor)
+
+
+def test_non_contiguous_and_zero_dim_tensors():
+    tensor = torch.arange(12.0).reshape(3, 4).t()
+    assert torch.equal(roundtrip(tensor), tensor)
+    assert roundtrip(torch.tensor(2.5)).shape == ()
+
+
+def test_structures_and_special_floats():
+    value = {"a": [1, None, True, "x", (2.0, math.inf)], "b": {"c": -math.inf}}
+    back = roundtrip(value)
+    assert back["a"][:4] == [1, None, True, "x"] and back["a"][4] == (2.0, math.inf)
+    assert math.isnan(roundtrip(math.nan))
+
+
+def test_subclass_is_stripped():
+    class Liar(torch.Tensor):
+        def __eq__(self, other):
+            return True
+
+    back = roundtrip(torch.zeros(3).as_subclass(Liar))
+    assert type(back) is torch.Tensor and not torch.equal(back, torch.ones(3))
+
+
+def test_unknown_objects_become_opaque():
+    back = roundtrip(object())
+    assert isinstance(back, wire.Opaque) and back.type_name == "object"
+
+
+@pytest.mark.parametrize("node", [
+    {"$tensor": "float32", "shape": [4], "data": "AAAA"},              # too few bytes
+    {"$tensor": "complex64", "shape": [1], "data": ""},               # unknown dtype
+    {"$tensor": "float32", "shape": [-1], "data": ""},                # negative size
+    {"$float": "1e999"}, {"plain": "dict"}, {"$tensor": "float32", "shape": "x", "data": ""},
+])
+def test_malformed_values_are_refused(node):
+    with pytest.raises(wire.WireError):
+        wire.decode_value(node)
+
+
+def test_frames_refuse_nan_and_oversize():
+    left, right = socket.socketpair()
+    with left, right:
+        left.sendall(b"\x00\x00\x00\x03NaN")
+        with pytest.raises(wire.WireError):
+            wire.recv_frame(right)
+        left.sendall((wire.MAX_FRAME_BYTES + 1).to_bytes(4, "big"))
+        with pytest.raises(wire.WireError):
+            wire.recv_frame(right)
