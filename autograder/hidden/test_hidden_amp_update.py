@@ -187,7 +187,7 @@ def test_plan_catches_every_non_finite_value(student, seed):
         gradients.insert(rng.randrange(1, len(gradients) + 1), target)  # ...never the first tensor
         plan = plan_of(student, gradients, 64.0, 1.0)
         expect(plan["should_step"] is False and plan["reason"] == "non_finite_gradient",
-               f"a {bad} in one element of a later gradient did not skip the step.")
+               f"a single {bad} in a later gradient did not skip the step.")
 
 
 @pytest.mark.points(2)

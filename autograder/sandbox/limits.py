@@ -48,9 +48,25 @@ def apply_limits(memory_bytes, cpu_seconds, max_processes, max_file_bytes):
     if mapped is not None:  # headroom on top of what torch already maps
         _set("RLIMIT_AS", mapped + memory_bytes)
     _set("RLIMIT_CPU", int(cpu_seconds))
-    _set("RLIMIT_NPROC", int(max_processes))
+    running = processes_of_this_user()
+    if running is not None:  # the limit counts every process of the user, not just ours
+        _set("RLIMIT_NPROC", running + int(max_processes))
     _set("RLIMIT_FSIZE", int(max_file_bytes))
     _set("RLIMIT_CORE", 0)
+
+
+def processes_of_this_user():
+    """How many processes this user runs now (Linux), else None."""
+    if not os.path.isdir("/proc"):
+        return None
+    uid, count = os.getuid(), 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                count += os.stat(f"/proc/{entry}").st_uid == uid
+            except OSError:
+                pass
+    return count
 
 
 def _readable_by_others(path):

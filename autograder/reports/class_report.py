@@ -1,0 +1,420 @@
+"""The class view of a ``grade-many`` output folder: ``scores.csv``, ``report.md``
+and PNG charts.
+
+Everything here is rebuilt from ``DIR/run.json`` and each ``DIR/<student>/results.json``
+(the files a single ``grade`` writes), so a full run, a re-grade of one student
+and a merge of shards all produce their report the same way.
+"""
+import csv
+import io
+import json
+import math
+import pathlib
+import re
+import statistics
+
+from autograder import MODULES
+
+CSV_NAME = "scores.csv"
+REPORT_NAME = "report.md"
+CHARTS = {
+    "distribution": "score_distribution.png",
+    "pass_rates": "test_pass_rates.png",
+    "modules": "module_scores.png",
+}
+OPTIONAL_MODULE = "gpu_lab"
+_STATUS_ORDER = ("ok", "crashed", "timed out", "no submission")
+
+
+def _number(value):
+    value = float(value)
+    return int(value) if value.is_integer() else round(value, 4)
+
+
+def _fmt(value):
+    return f"{_number(value):g}" if isinstance(value, (int, float)) else str(value)
+
+
+def _escape(text):
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+class Row:
+    """One student: the manifest entry and the parsed results.json (or None)."""
+
+    def __init__(self, student, entry, data):
+        self.student = student
+        self.entry = entry
+        self.status = entry.get("status", "ok")
+        self.reason = entry.get("reason", "")
+        self.data = data if isinstance(data, dict) else {}
+        self.tests = [t for t in self.data.get("tests", []) if isinstance(t, dict)]
+        self.total = float(self.data.get("score", 0) or 0)
+        self.max_score = float(self.data.get("max_score", 0) or 0)
+        extra = self.data.get("extra_data", {}) if isinstance(self.data.get("extra_data"), dict) else {}
+        self.flags = [str(flag) for flag in extra.get("flags", []) or []]
+        self.seed = extra.get("seed", entry.get("seed"))
+        modules = {}
+        for test in self.tests:
+            module = (test.get("tags") or ["?"])[0]
+            score, maximum = modules.get(module, (0.0, 0.0))
+            modules[module] = (score + float(test.get("score", 0)), maximum + float(test.get("max_score", 0)))
+        self.modules = modules
+
+    @property
+    def graded(self):
+        return self.status == "ok"
+
+
+def load_rows(output_dir, manifest):
+    rows = []
+    for student in sorted(manifest.get("students", {})):
+        entry = manifest["students"][student]
+        path = pathlib.Path(output_dir) / student / "results.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+            if entry.get("status", "ok") == "ok":
+                entry = dict(entry, status="crashed", reason=f"{student}/results.json is missing or unreadable")
+        rows.append(Row(student, entry, data))
+    return rows
+
+
+def _test_key(test):
+    module = (test.get("tags") or ["?"])[0]
+    ident = test.get("test_id") or re.sub(r"[^A-Za-z0-9]+", "_", str(test.get("name", ""))).strip("_")
+    return f"{module}/{ident}"
+
+
+def test_columns(rows):
+    """``[(key, info)]`` for every graded test, in the grader's order; info has
+    ``name``, ``module``, ``visibility``, ``max_score``. Grader pseudo-tests
+    (module ``grader``) are statuses, not tests, and get no column."""
+    columns, seen = [], {}
+    for row in rows:
+        if not row.graded:
+            continue
+        for test in row.tests:
+            module = (test.get("tags") or ["?"])[0]
+            if module == "grader":
+                continue
+            key = _test_key(test)
+            visibility = test.get("visibility", "hidden")
+            existing = seen.get(key)
+            if existing is not None and existing["visibility"] != visibility:
+                key = f"{key}@{visibility}"
+                existing = seen.get(key)
+            if existing is None:
+                info = {"name": str(test.get("name", key)), "module": module, "visibility": visibility,
+                        "max_score": float(test.get("max_score", 0))}
+                seen[key] = info
+                columns.append((key, info))
+    order = list(MODULES) + [OPTIONAL_MODULE]
+    columns.sort(key=lambda item: order.index(item[1]["module"]) if item[1]["module"] in order else len(order))
+    return columns
+
+
+def _row_tests(row, columns):
+    """key -> test dict for one student (same keying as :func:`test_columns`)."""
+    keys = {key for key, _ in columns}
+    found = {}
+    for test in row.tests:
+        key = _test_key(test)
+        if key in found or (key not in keys and f"{key}@{test.get('visibility', 'hidden')}" in keys):
+            key = f"{key}@{test.get('visibility', 'hidden')}"
+        found[key] = test
+    return found
+
+
+def module_columns(rows):
+    modules = list(MODULES)
+    if any(OPTIONAL_MODULE in row.modules for row in rows):
+        modules.append(OPTIONAL_MODULE)
+    return modules
+
+
+# -- CSV ---------------------------------------------------------------------------------------
+def render_csv(rows, columns):
+    modules = module_columns(rows)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["student", "status", "total", "max_score"] + modules
+                    + [key for key, _ in columns] + ["seed", "flags", "reason"])
+    for row in rows:
+        cells = [row.student, row.status, _fmt(row.total), _fmt(row.max_score)]
+        for module in modules:
+            if module in row.modules:
+                cells.append(_fmt(row.modules[module][0]))
+            else:
+                cells.append("" if module == OPTIONAL_MODULE else "0")
+        tests = _row_tests(row, columns)
+        cells += [_fmt(tests[key].get("score", 0)) if key in tests else "" for key, _ in columns]
+        cells += [str(row.seed if row.seed is not None else ""), "; ".join(row.flags), row.reason]
+        writer.writerow(cells)
+    return out.getvalue()
+
+
+# -- statistics --------------------------------------------------------------------------------
+def pass_rates(rows, columns):
+    """``[(key, info, passed, graded)]`` over the students whose grading completed."""
+    graded = [row for row in rows if row.graded]
+    table = []
+    for key, info in columns:
+        passed = sum(1 for row in graded
+                     if _row_tests(row, columns).get(key, {}).get("status") == "passed")
+        table.append((key, info, passed, len(graded)))
+    return table
+
+
+def _bins(max_score):
+    """Bin edges of whole points, about 20 bins; the top score gets a bin of its own kind."""
+    top = max(1.0, float(max_score))
+    width = max(1, math.ceil(top / 20))
+    last = int(top // width) * width
+    return list(range(0, last + width + 1, width))
+
+
+def distribution(rows):
+    """``(edges, counts)``: bin i holds edges[i] <= total < edges[i + 1]."""
+    totals = [row.total for row in rows]
+    top = max([row.max_score for row in rows if row.graded] + totals + [1.0])
+    edges = _bins(top)
+    width = edges[1] - edges[0]
+    counts = [0] * (len(edges) - 1)
+    for total in totals:
+        counts[min(len(counts) - 1, max(0, int(total // width)))] += 1
+    return edges, counts
+
+
+def _bin_label(low, high):
+    return f"{low:g}" if high - low == 1 else f"{low:g} to <{high:g}"
+
+
+def summary_stats(rows):
+    totals = [row.total for row in rows]
+    if not totals:
+        return {}
+    core_max = max([sum(x for m, (_, x) in row.modules.items() if m != OPTIONAL_MODULE)
+                    for row in rows if row.graded] or [0.0])
+    return {"students": len(totals), "mean": statistics.fmean(totals), "median": statistics.median(totals),
+            "stdev": statistics.pstdev(totals) if len(totals) > 1 else 0.0,
+            "min": min(totals), "max": max(totals), "core_max": core_max,
+            "full": sum(1 for row in rows if row.graded and core_max and row.total >= core_max),
+            "zero": sum(1 for total in totals if total == 0)}
+
+
+# -- charts ------------------------------------------------------------------------------------
+_MODULE_COLOURS = {"amp_update": "#4C72B0", "loss_scaler": "#DD8452", "amp_training_step": "#55A868",
+                   "gpu_lab": "#8172B3"}
+
+
+def _short_label(key, info):
+    module, _, test = key.partition("/")
+    label = test[5:] if test.startswith("test_") else test
+    label = label[:52] + ("…" if len(label) > 52 else "")
+    return f"{label}{' (hidden)' if info['visibility'] == 'hidden' else ''}"
+
+
+def _figure(width, height):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=100)
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def write_charts(output_dir, rows, columns):
+    """PNG charts next to report.md; returns ``{chart: path}`` or None without matplotlib."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return None
+    output_dir = pathlib.Path(output_dir)
+    written = {}
+
+    edges, counts = distribution(rows)
+    figure = _figure(7, 4)
+    axes = figure.add_subplot()
+    axes.bar(edges[:-1], counts, width=[b - a for a, b in zip(edges, edges[1:])], align="edge",
+             color="#4C72B0", edgecolor="white")
+    stats = summary_stats(rows)
+    if stats:
+        axes.axvline(stats["mean"], color="#C44E52", linestyle="--", label=f"mean {stats['mean']:.1f}")
+        axes.axvline(stats["median"], color="#333333", linestyle=":", label=f"median {stats['median']:g}")
+        axes.legend()
+    axes.set_xlabel("total score")
+    axes.set_ylabel("students")
+    axes.set_title(f"Score distribution ({len(rows)} students)")
+    axes.yaxis.get_major_locator().set_params(integer=True)
+    figure.tight_layout()
+    written["distribution"] = output_dir / CHARTS["distribution"]
+    figure.savefig(written["distribution"])
+
+    rates = sorted(pass_rates(rows, columns), key=lambda item: (item[2] / item[3] if item[3] else 0, item[0]))
+    figure = _figure(9, max(3.0, 0.28 * len(rates) + 1.2))
+    axes = figure.add_subplot()
+    if rates:
+        labels = [_short_label(key, info) for key, info, _, _ in rates]
+        values = [100.0 * passed / graded if graded else 0.0 for _, _, passed, graded in rates]
+        colours = [_MODULE_COLOURS.get(info["module"], "#777777") for _, info, _, _ in rates]
+        bars = axes.barh(range(len(rates)), values, color=colours)
+        for bar, value in zip(bars, values):
+            axes.text(min(value + 1, 92), bar.get_y() + bar.get_height() / 2, f"{value:.0f}%",
+                      va="center", fontsize=7)
+        axes.set_yticks(range(len(rates)), labels, fontsize=7)
+        axes.invert_yaxis()
+        axes.margins(y=0.01)
+        from matplotlib.patches import Patch
+        shown = list(dict.fromkeys(info["module"] for _, info, _, _ in rates))
+        axes.legend(handles=[Patch(color=_MODULE_COLOURS.get(m, "#777777"), label=m) for m in shown],
+                    loc="lower right", fontsize=7)
+    else:
+        axes.text(0.5, 0.5, "no student was graded", ha="center", va="center", transform=axes.transAxes)
+    axes.set_xlim(0, 100)
+    axes.set_xlabel("students who passed (%)")
+    axes.set_title("Per-test pass rates, lowest first")
+    figure.tight_layout()
+    written["pass_rates"] = output_dir / CHARTS["pass_rates"]
+    figure.savefig(written["pass_rates"])
+
+    modules = module_columns(rows)
+    graded = [row for row in rows if row.graded]
+    figure = _figure(7, 3.5)
+    axes = figure.add_subplot()
+    means = []
+    for module in modules:
+        fractions = [row.modules[module][0] / row.modules[module][1] for row in graded
+                     if module in row.modules and row.modules[module][1]]
+        means.append(100.0 * statistics.fmean(fractions) if fractions else 0.0)
+    axes.bar(modules, means, color=[_MODULE_COLOURS.get(m, "#777777") for m in modules])
+    axes.set_ylim(0, 100)
+    axes.set_ylabel("mean score (% of the module)")
+    axes.set_title("Mean score per module")
+    figure.tight_layout()
+    written["modules"] = output_dir / CHARTS["modules"]
+    figure.savefig(written["modules"])
+    return written
+
+
+# -- report.md ---------------------------------------------------------------------------------
+def render_markdown(rows, columns, manifest, charts):
+    lines = ["# Class report: Mixed Precision Backward", ""]
+    counts = {status: sum(1 for row in rows if row.status == status) for status in _STATUS_ORDER}
+    seed = manifest.get("seed")
+    context = [f"{len(rows)} student(s)"]
+    context += [f"{counts[s]} {s}" for s in _STATUS_ORDER if counts[s]]
+    lines.append(", ".join(context) + ".")
+    if seed is not None:
+        lines.append(f"Seed `{seed}` (every student; re-grading with it reproduces these scores).")
+    if manifest.get("shard"):
+        lines.append(f"Shard {manifest['shard']} of the class only: use `merge-scores` for the whole class.")
+    if manifest.get("merged_from"):
+        lines.append(f"Merged from {len(manifest['merged_from'])} grade-many output(s).")
+    if manifest.get("visible_only"):
+        lines.append("**Visible tests only**: hidden tests were not run.")
+    for warning in manifest.get("warnings", []):
+        lines.append(f"> Warning: {_escape(warning)}")
+    lines.append("")
+
+    stats = summary_stats(rows)
+    lines += ["## Score distribution", ""]
+    if charts is None:
+        lines += ["_Charts skipped: matplotlib is not installed (`pip install -r requirements-dev.txt`)._", ""]
+    elif charts:
+        lines += [f"![Score distribution]({CHARTS['distribution']})", ""]
+    if stats:
+        lines += ["| Students | Mean | Median | Std dev | Min | Max | Full marks | Zero |",
+                  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+                  f"| {stats['students']} | {stats['mean']:.2f} | {stats['median']:g} | {stats['stdev']:.2f} "
+                  f"| {stats['min']:g} | {stats['max']:g} | {stats['full']} | {stats['zero']} |", ""]
+        if stats["core_max"]:
+            lines += [f"Full marks = {stats['core_max']:g} points from the three modules "
+                      f"(the optional `gpu_lab` credit comes on top).", ""]
+        edges, bin_counts = distribution(rows)
+        peak = max(bin_counts) or 1
+        lines += ["| Total | Students | |", "| --- | ---: | --- |"]
+        for (low, high), count in zip(zip(edges, edges[1:]), bin_counts):
+            label = _bin_label(low, high)
+            lines.append(f"| {label} | {count} | {'█' * round(20 * count / peak)} |")
+        lines.append("")
+
+    modules = module_columns(rows)
+    graded = [row for row in rows if row.graded]
+    lines += ["## Modules", ""]
+    if charts:
+        lines += [f"![Mean score per module]({CHARTS['modules']})", ""]
+    lines += ["| Module | Mean | Points | Full marks |", "| --- | ---: | ---: | ---: |"]
+    for module in modules:
+        present = [row.modules[module] for row in graded if module in row.modules]
+        maximum = max((x for _, x in present), default=0.0)
+        mean = statistics.fmean([s for s, _ in present]) if present else 0.0
+        full = sum(1 for s, x in present if x and s >= x)
+        note = " (optional; students with a lab record)" if module == OPTIONAL_MODULE else ""
+        lines.append(f"| `{module}`{note} | {mean:.2f} | {maximum:g} | {full}/{len(present)} |")
+    lines.append("")
+
+    rates = pass_rates(rows, columns)
+    lines += ["## Per-test pass rates (lowest first)", "",
+              f"Over the {len(graded)} student(s) whose grading completed."
+              " Low rates point at the mechanisms the class got wrong.", ""]
+    if charts:
+        lines += [f"![Per-test pass rates]({CHARTS['pass_rates']})", ""]
+    lines += ["| Test | Module | Visibility | Points | Passed | Rate |",
+              "| --- | --- | --- | ---: | ---: | ---: |"]
+    for key, info, passed, total in sorted(rates, key=lambda r: (r[2] / r[3] if r[3] else 0, r[0])):
+        rate = f"{100.0 * passed / total:.0f}%" if total else "–"
+        lines.append(f"| {_escape(info['name'])} | `{info['module']}` | {info['visibility']} "
+                     f"| {info['max_score']:g} | {passed}/{total} | {rate} |")
+    lines.append("")
+
+    lines += ["## Integrity flags", ""]
+    flagged = [(row.student, flag) for row in rows for flag in row.flags]
+    if flagged:
+        lines += ["| Student | Flag |", "| --- | --- |"]
+        lines += [f"| {_escape(student)} | {_escape(flag)} |" for student, flag in flagged]
+    else:
+        lines.append("None.")
+    lines.append("")
+
+    lines += ["## Crashed, timed out or without a submission", ""]
+    failed = [row for row in rows if not row.graded]
+    if failed:
+        lines += ["| Student | Status | Reason |", "| --- | --- | --- |"]
+        lines += [f"| {_escape(row.student)} | {row.status} | {_escape(row.reason)} |" for row in failed]
+        lines += ["", "Each got 0 for now; fix the cause or re-grade them one by one (below)."]
+    else:
+        lines.append("None.")
+    lines.append("")
+
+    lines += ["## Students", "", "| Student | Status | Total | " + " | ".join(f"`{m}`" for m in modules) + " |",
+              "| --- | --- | ---: | " + " | ".join("---:" for _ in modules) + " |"]
+    for row in sorted(rows, key=lambda r: (-r.total, r.student)):
+        cells = [_fmt(row.modules[m][0]) if m in row.modules else "–" for m in modules]
+        lines.append(f"| {_escape(row.student)} | {row.status} | {_fmt(row.total)} / {_fmt(row.max_score)} | "
+                     + " | ".join(cells) + " |")
+    lines.append("")
+
+    lines += ["## Re-grading", "",
+              "Re-grade one student with the recorded seed; scores.csv, this report and the charts "
+              "are updated in place:", "", "```",
+              "python -m autograder grade-many ROOT --output-dir DIR --only STUDENT", "```", "",
+              "Or grade a single repository exactly as this run did:", "", "```",
+              f"python -m autograder grade --submission ROOT/STUDENT/exercises --seed {seed if seed is not None else 'SEED'}",
+              "```", ""]
+    return "\n".join(lines)
+
+
+def write_all(output_dir, manifest):
+    """Write scores.csv, report.md and the charts; return the paths written."""
+    output_dir = pathlib.Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    rows = load_rows(output_dir, manifest)
+    columns = test_columns(rows)
+    csv_path = output_dir / CSV_NAME
+    csv_path.write_text(render_csv(rows, columns), encoding="utf-8")
+    charts = write_charts(output_dir, rows, columns)
+    report_path = output_dir / REPORT_NAME
+    report_path.write_text(render_markdown(rows, columns, manifest, charts), encoding="utf-8")
+    return [csv_path, report_path] + (list(charts.values()) if charts else [])
