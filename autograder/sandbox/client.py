@@ -1,7 +1,7 @@
 """Judge side of the sandbox: start a worker for one student module, send it
 requests, enforce time limits, and turn every answer into an :class:`Outcome`.
 
-On POSIX the worker is forked from the judge (torch is already imported, so a
+On Linux the worker is forked from the judge (torch is already imported, so a
 worker costs milliseconds); elsewhere, or with ``AUTOGRADER_SANDBOX=spawn``, it
 is a fresh interpreter that connects back over loopback. A worker that hangs,
 crashes or breaks the protocol is killed and the next request starts a new one,
@@ -69,7 +69,9 @@ class Outcome:
 
 
 def _fork_available():
-    return hasattr(os, "fork") and os.environ.get("AUTOGRADER_SANDBOX", "fork") != "spawn"
+    # Linux only: on macOS, forking a process that has used Accelerate/GCD threads
+    # can crash the child, which is why Python itself defaults to spawn there.
+    return sys.platform.startswith("linux") and os.environ.get("AUTOGRADER_SANDBOX", "fork") != "spawn"
 
 
 class Sandbox:
