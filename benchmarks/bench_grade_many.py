@@ -1,0 +1,166 @@
+"""Batch grading vs one ``grade`` process per student, per submission.
+
+    python benchmarks/bench_grade_many.py [--students 24] [--single 4] [--jobs N]
+
+Builds a synthetic class in a temporary folder (copies of solutions/, the stubs,
+and wrong variants made by editing the solutions' text, in repository and bare
+layouts), then times
+
+* ``python -m autograder grade`` once per student, sequentially, for ``--single``
+  of them (what a TA would script without grade-many), and
+* ``python -m autograder grade-many`` over the whole class (warm-up, report and
+  charts included),
+
+checks that every student graded both ways got the same total (same seed), and
+prints both per-submission figures and their ratio. Exit 1 if a total differs.
+Figures come from one run on a shared machine: read the ratio, not the seconds.
+"""
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+MODULES = ("amp_update", "loss_scaler", "amp_training_step")
+
+
+def _edit(source, old, new):
+    return source.replace(old, new, 1) if old in source else None
+
+
+# name -> function(module -> solution text) -> {module: text or None (omit)}
+def _variants():
+    def solution(texts):
+        return dict(texts)
+
+    def stub(_texts):
+        return {m: (ROOT / "exercises" / f"{m}.py").read_text(encoding="utf-8") for m in MODULES}
+
+    def wrong_unscale(texts):
+        edited = _edit(texts["amp_update"], "gradient / scale", "gradient * scale")
+        return dict(texts, amp_update=edited if edited is not None else stub(texts)["amp_update"])
+
+    def keeps_grads(texts):
+        edited = _edit(texts["amp_training_step"], "zero_grad(set_to_none=True)", "zero_grad(set_to_none=False)")
+        return dict(texts, amp_training_step=edited if edited is not None else stub(texts)["amp_training_step"])
+
+    def syntax_error(texts):
+        return dict(texts, loss_scaler=texts["loss_scaler"] + "\ndef broken(:\n")
+
+    def missing_module(texts):
+        return dict(texts, amp_update=None)
+
+    def stub_scaler(texts):
+        return dict(texts, loss_scaler=stub(texts)["loss_scaler"])
+
+    return [("solution", solution), ("stub", stub), ("wrong-unscale", wrong_unscale),
+            ("keeps-grads", keeps_grads), ("syntax-error", syntax_error),
+            ("missing-module", missing_module), ("stub-scaler", stub_scaler)]
+
+
+def make_class(root, count):
+    """``count`` student folders under ``root``; returns ``[(student, submission_dir)]``."""
+    texts = {m: (ROOT / "solutions" / f"{m}.py").read_text(encoding="utf-8") for m in MODULES}
+    variants = _variants()
+    students = []
+    for index in range(count):
+        name, build = variants[index % len(variants)]
+        student = f"amp-backward-s{index:03d}-{name}"
+        repo_layout = index % 3 != 2  # every third student hands in a bare exercises folder
+        folder = root / student / ("exercises" if repo_layout else "")
+        folder.mkdir(parents=True)
+        if repo_layout:
+            (root / student / "README.md").write_text(f"{student}\n", encoding="utf-8")
+        for module, text in build(texts).items():
+            if text is not None:
+                (folder / f"{module}.py").write_text(text, encoding="utf-8")
+        students.append((student, folder))
+    return students
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=24)
+    parser.add_argument("--single", type=int, default=4, help="students also graded one process each")
+    parser.add_argument("--jobs", type=int, default=None, help="grade-many --jobs (default: CPU count)")
+    parser.add_argument("--also-jobs1", action="store_true", help="also time grade-many --jobs 1")
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--keep", metavar="DIR", help="keep the class and outputs in DIR")
+    args = parser.parse_args(argv)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    jobs = args.jobs or cpus
+    scratch = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="bench-grade-many-"))
+    scratch.mkdir(parents=True, exist_ok=True)
+    try:
+        root = scratch / "class"
+        if root.exists():
+            shutil.rmtree(root)
+        students = make_class(root, args.students)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+        # one `grade` process per student, sequentially; spread over the variants
+        step = max(1, len(students) // max(1, args.single))
+        chosen = students[::step][:args.single]
+        single_totals, single_times = {}, []
+        for student, folder in chosen:
+            results = scratch / "single" / f"{student}.json"
+            results.parent.mkdir(parents=True, exist_ok=True)
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission", str(folder),
+                            "--results", str(results), "--seed", str(args.seed), "--quiet"],
+                           cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+            single_times.append(time.perf_counter() - started)
+            single_totals[student] = json.loads(results.read_text(encoding="utf-8"))["score"]
+
+        def batch(job_count, name):
+            output = scratch / name
+            if output.exists():
+                shutil.rmtree(output)
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "autograder", "grade-many", str(root), "--output-dir",
+                            str(output), "--seed", str(args.seed), "--jobs", str(job_count), "--no-progress"],
+                           cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+            return time.perf_counter() - started, output
+
+        batch_s, output = batch(jobs, "grade-many")
+        runs = [(jobs, batch_s)]
+        if args.also_jobs1 and jobs != 1:
+            runs.append((1, batch(1, "grade-many-jobs1")[0]))
+
+        mismatches = []
+        for student, total in single_totals.items():
+            data = json.loads((output / student / "results.json").read_text(encoding="utf-8"))
+            if data["score"] != total:
+                mismatches.append(f"{student}: grade {total} vs grade-many {data['score']}")
+        manifest = json.loads((output / "run.json").read_text(encoding="utf-8"))
+        statuses = {}
+        for entry in manifest["students"].values():
+            statuses[entry["status"]] = statuses.get(entry["status"], 0) + 1
+
+        per_single = sum(single_times) / len(single_times)
+        print(f"class: {len(students)} synthetic students ({', '.join(f'{n} {s}' for s, n in statuses.items())}), "
+              f"seed {args.seed}, {os.cpu_count()} CPU(s)")
+        print(f"python -m autograder grade, one process per student: {per_single:6.2f} s per submission "
+              f"({len(single_times)} timed: {', '.join(f'{t:.1f}' for t in single_times)})")
+        for job_count, seconds in runs:
+            per_batch = seconds / len(students)
+            print(f"python -m autograder grade-many --jobs {job_count}:            {per_batch:6.2f} s per submission "
+                  f"({seconds:.1f} s for {len(students)}, warm-up and report included)")
+            print(f"ratio (per submission, --jobs {job_count}): {per_single / per_batch:.1f}x faster")
+        if mismatches:
+            print("TOTALS DIFFER:\n  " + "\n  ".join(mismatches))
+            return 1
+        print(f"totals identical for the {len(single_totals)} students graded both ways")
+        return 0
+    finally:
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

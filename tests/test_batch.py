@@ -1,0 +1,375 @@
+"""grade-many / merge-scores: a small class graded in one batch must get exactly
+the totals a single `grade` gives, with its report, charts, shards and re-grades.
+
+The class (module scope, graded once by the real command line):
+  amp-alice  repository layout, reference solutions
+  amp-bob    repository layout, the stubs
+  carol      bare exercises folder, reference solutions
+  amp-dave   repository layout, loss_scaler.py has a syntax error
+  amp-frank  repository layout, amp_update.py calls os._exit(3) when imported
+  gina       no submission at all (a README only)
+"""
+import csv
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from autograder import batch  # noqa: E402
+from autograder.reports import class_report  # noqa: E402
+
+SEED = 424242
+MODULES = ("amp_update", "loss_scaler", "amp_training_step")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+
+def _copy_modules(source, destination, edits=None):
+    destination.mkdir(parents=True, exist_ok=True)
+    for module in MODULES:
+        text = (source / f"{module}.py").read_text(encoding="utf-8")
+        text = (edits or {}).get(module, lambda t: t)(text)
+        (destination / f"{module}.py").write_text(text, encoding="utf-8")
+
+
+def build_class(root):
+    solutions, stubs = ROOT / "solutions", ROOT / "exercises"
+    _copy_modules(solutions, root / "amp-alice" / "exercises")
+    (root / "amp-alice" / "README.md").write_text("alice\n", encoding="utf-8")
+    _copy_modules(stubs, root / "amp-bob" / "exercises")
+    _copy_modules(solutions, root / "carol")
+    _copy_modules(solutions, root / "amp-dave" / "exercises",
+                  {"loss_scaler": lambda t: t + "\n\ndef broken(:\n    pass\n"})
+    _copy_modules(solutions, root / "amp-frank" / "exercises",
+                  {"amp_update": lambda t: "import os\nos._exit(3)\n" + t})
+    (root / "gina").mkdir()
+    (root / "gina" / "README.md").write_text("nothing here\n", encoding="utf-8")
+    (root / "roster.csv").write_text("not a student folder\n", encoding="utf-8")
+    (root / ".git").mkdir()
+    return root
+
+
+def run_cli(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """The class, graded by `python -m autograder grade-many ... --jobs 2`."""
+    base = tmp_path_factory.mktemp("class")
+    root = build_class(base / "root")
+    out = base / "out"
+    started = time.monotonic()
+    proc = run_cli("grade-many", root, "--output-dir", out, "--jobs", 2, "--seed", SEED)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return {"root": root, "out": out, "proc": proc, "seconds": time.monotonic() - started}
+
+
+@pytest.fixture(scope="module")
+def single_grades(graded_class, tmp_path_factory):
+    """`python -m autograder grade` of some students, two at a time, same seed."""
+    root, scratch = graded_class["root"], tmp_path_factory.mktemp("single")
+    chosen = {"amp-alice": root / "amp-alice" / "exercises", "carol": root / "carol",
+              "amp-dave": root / "amp-dave" / "exercises", "amp-frank": root / "amp-frank" / "exercises"}
+    procs = {}
+    results = {}
+    pending = list(chosen.items())
+    while pending or procs:
+        while pending and len(procs) < 2:
+            student, submission = pending.pop(0)
+            path = scratch / f"{student}.json"
+            procs[student] = (subprocess.Popen(
+                [sys.executable, "-m", "autograder", "grade", "--submission", str(submission), "--results",
+                 str(path), "--seed", str(SEED), "--quiet"], cwd=ROOT, env=ENV,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE), path)
+        for student, (proc, path) in list(procs.items()):
+            if proc.poll() is not None:
+                assert proc.returncode == 0, proc.stderr.read()
+                results[student] = json.loads(path.read_text(encoding="utf-8"))
+                del procs[student]
+        time.sleep(0.05)
+    return results
+
+
+# -- discovery, shards, helpers (no grading) ------------------------------------------------------
+def test_locate_submission_layouts(tmp_path):
+    root = build_class(tmp_path)
+    assert batch.locate_submission(root / "amp-alice")[:2] == (root / "amp-alice" / "exercises", "repo")
+    assert batch.locate_submission(root / "carol")[:2] == (root / "carol", "bare")
+    folder, layout, reason = batch.locate_submission(root / "gina")
+    assert folder is None and layout is None and "no submission found" in reason
+    assert batch.discover(root) == ["amp-alice", "amp-bob", "amp-dave", "amp-frank", "carol", "gina"]
+
+
+def test_shards_partition_the_class():
+    students = [f"s{i:02d}" for i in range(23)]
+    for n in (1, 2, 3, 5, 30):
+        slices = [batch.select_shard(students, k, n) for k in range(1, n + 1)]
+        assert sorted(s for part in slices for s in part) == sorted(students)
+        assert max(map(len, slices)) - min(map(len, slices)) <= 1
+        assert slices == [batch.select_shard(list(reversed(students)), k, n) for k in range(1, n + 1)]
+    for bad in ("0/2", "3/2", "2", "a/b", "1/0"):
+        with pytest.raises(batch.UsageError):
+            batch.parse_shard(bad)
+
+
+def test_progress_bar_lines_and_tty():
+    import io
+
+    log = io.StringIO()
+    bar = batch.Progress(2, stream=log)
+    bar.update("a", "ok", "3/4")
+    bar.update("b", "crashed")
+    assert log.getvalue().splitlines() == ["[1/2] a: 3/4", "[2/2] b: crashed"]
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Tty()
+    bar = batch.Progress(2, stream=screen)
+    bar.update("a", "ok")
+    bar.update("b", "timed out")
+    assert screen.getvalue().startswith("\rgrading [")
+    assert "2/2" in screen.getvalue() and "1 timed out" in screen.getvalue()
+    assert screen.getvalue().endswith("\n")
+
+
+# -- the batch itself ------------------------------------------------------------------------------
+def test_outputs_exist(graded_class):
+    out = graded_class["out"]
+    for name in ("scores.csv", "report.md", "run.json", "score_distribution.png", "test_pass_rates.png",
+                 "module_scores.png"):
+        assert (out / name).is_file(), name
+    for chart in class_report.CHARTS.values():
+        data = (out / chart).read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 2000, chart
+    assert "graded 6 student(s)" in graded_class["proc"].stderr
+    assert "[6/6]" in graded_class["proc"].stderr  # progress, one line per student off a terminal
+
+
+def test_csv_rows_and_columns(graded_class):
+    out = graded_class["out"]
+    rows = read_csv(out / "scores.csv")
+    assert [row["student"] for row in rows] == ["amp-alice", "amp-bob", "amp-dave", "amp-frank", "carol", "gina"]
+    header = list(rows[0].keys())
+    assert header[:7] == ["student", "status", "total", "max_score", *MODULES]
+    tests = [column for column in header if "/" in column]
+    assert tests and all(column.split("/")[0] in MODULES for column in tests)
+    assert header[-3:] == ["seed", "flags", "reason"]
+    by_name = {row["student"]: row for row in rows}
+    for student, row in by_name.items():
+        data = json.loads((out / student / "results.json").read_text(encoding="utf-8"))
+        assert float(row["total"]) == data["score"], student
+        assert row["seed"] == str(SEED)
+        if row["status"] == "ok":
+            assert sum(float(row[m]) for m in MODULES) == pytest.approx(float(row["total"]))
+            assert sum(float(row[t]) for t in tests) == pytest.approx(float(row["total"]))
+    alice, bob, gina = by_name["amp-alice"], by_name["amp-bob"], by_name["gina"]
+    assert alice["status"] == "ok" and float(alice["total"]) == float(alice["max_score"]) > 0
+    assert bob["status"] == "ok" and float(bob["total"]) == 0 and float(bob["max_score"]) > 0
+    assert gina["status"] == "no submission" and float(gina["total"]) == 0
+    assert "no exercises/ folder" in gina["reason"] and all(gina[t] == "" for t in tests)
+    dave = by_name["amp-dave"]
+    assert float(dave["loss_scaler"]) == 0 and float(dave["amp_update"]) == float(alice["amp_update"])
+    frank = by_name["amp-frank"]  # os._exit at import: only amp_update is lost, only for frank
+    assert frank["status"] == "ok" and float(frank["amp_update"]) == 0
+    assert float(frank["loss_scaler"]) == float(alice["loss_scaler"])
+
+
+def test_same_totals_as_single_grade(graded_class, single_grades):
+    out = graded_class["out"]
+    for student, single in single_grades.items():
+        batched = json.loads((out / student / "results.json").read_text(encoding="utf-8"))
+        assert batched["score"] == single["score"], student
+        assert batched["max_score"] == single["max_score"], student
+        assert [(t["test_id"], t["status"]) for t in batched["tests"]] == \
+            [(t["test_id"], t["status"]) for t in single["tests"]], student
+        assert batched["extra_data"]["seed"] == single["extra_data"]["seed"] == SEED
+
+
+def test_results_json_is_the_single_grade_format(graded_class):
+    data = json.loads((graded_class["out"] / "amp-alice" / "results.json").read_text(encoding="utf-8"))
+    assert {"score", "max_score", "tests", "output", "extra_data"} <= set(data)
+    assert {"name", "score", "max_score", "status", "output", "visibility", "tags"} <= set(data["tests"][0])
+    zero = json.loads((graded_class["out"] / "gina" / "results.json").read_text(encoding="utf-8"))
+    assert zero["score"] == 0 and "no submission found" in zero["tests"][0]["output"]
+
+
+def test_report_markdown(graded_class):
+    report = (graded_class["out"] / "report.md").read_text(encoding="utf-8")
+    for heading in ("## Score distribution", "## Modules", "## Per-test pass rates", "## Integrity flags",
+                    "## Crashed, timed out or without a submission", "## Students", "## Re-grading"):
+        assert heading in report
+    for chart in class_report.CHARTS.values():
+        assert f"]({chart})" in report
+    assert f"Seed `{SEED}`" in report
+    assert "| gina | no submission |" in report
+    assert "| amp-alice | ok |" in report
+    # pass rates are over the five students whose grading completed
+    assert "Over the 5 student(s)" in report and "| 4/5 | 80% |" in report
+
+
+def test_manifest_records_seed_and_layouts(graded_class):
+    manifest = json.loads((graded_class["out"] / "run.json").read_text(encoding="utf-8"))
+    assert manifest["seed"] == SEED and manifest["shard"] is None
+    students = manifest["students"]
+    assert students["amp-alice"]["layout"] == "repo" and students["amp-alice"]["submission"] == "amp-alice/exercises"
+    assert students["carol"]["layout"] == "bare" and students["carol"]["submission"] == "carol"
+    assert students["gina"]["status"] == "no submission"
+
+
+# -- in-process runs (this process is the pre-imported parent) ----------------------------------------
+def _main(*args):
+    from autograder.__main__ import main
+
+    return main([str(a) for a in args])
+
+
+@pytest.mark.slow
+def test_shards_merge_to_the_unsharded_csv(graded_class, tmp_path):
+    root = graded_class["root"]
+    shards = []
+    for k in (1, 2):
+        shard_dir = tmp_path / f"shard-{k}"
+        assert _main("grade-many", root, "--output-dir", shard_dir, "--shard", f"{k}/2", "--seed", SEED,
+                     "--jobs", 2, "--no-progress") == 0
+        manifest = json.loads((shard_dir / "run.json").read_text(encoding="utf-8"))
+        assert manifest["shard"] == f"{k}/2"
+        shards.append(set(manifest["students"]))
+    assert shards[0].isdisjoint(shards[1])
+    assert shards[0] | shards[1] == set(batch.discover(root))
+    merged = tmp_path / "merged"
+    assert _main("merge-scores", tmp_path / "shard-1", tmp_path / "shard-2", "--output-dir", merged) == 0
+    assert (merged / "scores.csv").read_text(encoding="utf-8") == \
+        (graded_class["out"] / "scores.csv").read_text(encoding="utf-8")
+    assert (merged / "score_distribution.png").read_bytes().startswith(PNG_MAGIC)
+    report = (merged / "report.md").read_text(encoding="utf-8")
+    assert "Merged from 2 grade-many output(s)" in report and "Shard" not in report.split("##")[0]
+    # a missing shard is reported, not silently ignored
+    partial = tmp_path / "partial"
+    assert _main("merge-scores", tmp_path / "shard-1", "--output-dir", partial) == 0
+    assert "shards missing: 2/2" in (partial / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_regrade_one_student_in_place(graded_class, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(graded_class["out"], out)
+    before = (out / "scores.csv").read_text(encoding="utf-8")
+    untouched = (out / "amp-bob" / "results.json").stat().st_mtime_ns
+    (out / "carol" / "results.json").unlink()
+    assert _main("grade-many", graded_class["root"], "--output-dir", out, "--only", "carol",
+                 "--no-progress") == 0  # no --seed: the recorded one is reused
+    assert (out / "carol" / "results.json").is_file()
+    assert (out / "amp-bob" / "results.json").stat().st_mtime_ns == untouched
+    assert (out / "scores.csv").read_text(encoding="utf-8") == before
+    assert _main("grade-many", graded_class["root"], "--output-dir", out, "--only", "nobody") == 2
+
+
+@pytest.mark.slow
+def test_subprocess_isolation_gives_the_same_total(graded_class, tmp_path):
+    """The fallback where fork does not exist: one `grade` process per student."""
+    assert _main("grade-many", graded_class["root"], "--output-dir", tmp_path, "--only", "amp-dave",
+                 "--seed", SEED, "--isolation", "subprocess", "--no-progress") == 0
+    mine = json.loads((tmp_path / "amp-dave" / "results.json").read_text(encoding="utf-8"))
+    batched = json.loads((graded_class["out"] / "amp-dave" / "results.json").read_text(encoding="utf-8"))
+    assert mine["score"] == batched["score"]
+
+
+def _descendants():
+    return batch._descendants(os.getpid())
+
+
+@pytest.mark.slow
+@pytest.mark.hostile
+def test_hang_and_grader_killer_only_cost_their_own_rows(tmp_path):
+    """A submission that hangs at import is stopped at --timeout; one whose import
+    kills the process grading it (the child) is recorded as crashed or zero; the
+    reference solution graded beside them is untouched. Nothing is left running."""
+    root = tmp_path / "root"
+    solutions = ROOT / "solutions"
+    _copy_modules(solutions, root / "ok" / "exercises")
+    _copy_modules(solutions, root / "hang" / "exercises", {"loss_scaler": lambda t: "while True:\n    pass\n" + t})
+    _copy_modules(solutions, root / "killer" / "exercises",
+                  {"amp_update": lambda t: "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + t})
+    before = set(_descendants())
+    out = tmp_path / "out"
+    assert _main("grade-many", root, "--output-dir", out, "--jobs", 2, "--timeout", 12, "--seed", SEED,
+                 "--no-progress") == 0
+    rows = {row["student"]: row for row in read_csv(out / "scores.csv")}
+    assert rows["hang"]["status"] == "timed out" and float(rows["hang"]["total"]) == 0
+    assert "12 s" in rows["hang"]["reason"]
+    hang = json.loads((out / "hang" / "results.json").read_text(encoding="utf-8"))
+    assert hang["score"] == 0 and "timed out" in hang["tests"][0]["name"]
+    assert rows["killer"]["status"] in ("crashed", "ok")
+    assert rows["killer"]["status"] == "crashed" or float(rows["killer"]["amp_update"]) == 0
+    assert rows["ok"]["status"] == "ok" and float(rows["ok"]["total"]) == float(rows["ok"]["max_score"]) > 0
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "| hang | timed out |" in report
+    time.sleep(0.5)
+    assert set(_descendants()) <= before
+
+
+def test_crashed_child_is_recorded_and_isolated(tmp_path, monkeypatch):
+    """A grading child that dies without results: 'crashed', zero, reason; the
+    other student in the same batch is graded normally."""
+    from autograder.results import GradeReport, TestResult
+
+    root = tmp_path / "root"
+    for student in ("dies", "lives"):
+        (root / student).mkdir(parents=True)
+        (root / student / "amp_update.py").write_text("x = 1\n", encoding="utf-8")
+
+    def fake_grade(submission, seed, include_hidden, with_flags):
+        if pathlib.Path(submission).name == "dies":
+            os._exit(9)
+        test = TestResult(name="amp_update: fake", module="amp_update", max_score=2.0, score=2.0,
+                          passed=True, output="Passed.", visibility="visible", test_id="test_fake")
+        return GradeReport(tests=[test], seed=seed, submission=str(submission))
+
+    monkeypatch.setattr(batch, "grade_job", fake_grade)
+    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True: None)
+    out = tmp_path / "out"
+    entries = batch.run_batch(root, out, ["dies", "lives"], seed=5, jobs=2, progress=False)
+    assert entries["dies"]["status"] == "crashed" and "exit code 9" in entries["dies"]["reason"]
+    assert entries["lives"]["status"] == "ok"
+    dies = json.loads((out / "dies" / "results.json").read_text(encoding="utf-8"))
+    assert dies["score"] == 0 and "exit code 9" in dies["output"]
+    lives = json.loads((out / "lives" / "results.json").read_text(encoding="utf-8"))
+    assert lives["score"] == 2
+
+
+def test_report_without_matplotlib(graded_class, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    shutil.copytree(graded_class["out"], out)
+    for chart in class_report.CHARTS.values():
+        (out / chart).unlink()
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    written = class_report.write_all(out, manifest)
+    assert [p.name for p in written] == ["scores.csv", "report.md"]
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "Charts skipped: matplotlib is not installed" in report
+    assert "](score_distribution.png)" not in report and "| gina | no submission |" in report
+
+
+def test_bad_usage_exits_2(tmp_path):
+    assert _main("grade-many", tmp_path / "missing", "--output-dir", tmp_path / "o") == 2
+    assert _main("grade-many", tmp_path, "--output-dir", tmp_path / "o", "--shard", "3/2") == 2
+    assert _main("merge-scores", tmp_path, "--output-dir", tmp_path / "o") == 2
