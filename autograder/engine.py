@@ -7,6 +7,7 @@ sandbox. Whatever a submission does, this returns a complete report.
 """
 import contextlib
 import io
+import json
 import os
 import pathlib
 import secrets
@@ -140,6 +141,17 @@ def run_suites(submission_copy, scratch, seed, include_hidden, limits=None):
     return results, log.getvalue()
 
 
+def _is_smoke_record(path):
+    """A CPU smoke run is a student's rehearsal, never a claim for GPU credit:
+    it must not add an unreachable optional test to their grade."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            level = json.load(handle).get("evidence_level", "")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(level, str) and level.startswith("cpu_smoke")
+
+
 def lab_results(submission_dir):
     """The optional GPU-lab credit, when the student's repository holds a record."""
     try:
@@ -150,6 +162,7 @@ def lab_results(submission_dir):
     records = []
     for root in (submission, submission.parent):
         records += [path for path in lab_check.find_records(root) if path not in records]
+    records = [path for path in records if not _is_smoke_record(path)]
     if not records:
         return []
     verdicts = [(path, lab_check.check_file(path)) for path in records]

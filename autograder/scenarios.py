@@ -2,7 +2,7 @@
 
 The same function runs twice: in the sandbox worker with the student's code
 plugged in, and in the judge with the reference (the real
-``torch.amp.GradScaler('cpu')``, or :mod:`autograder.reference`). Both build
+``torch.amp.GradScaler('cpu')``, or the hidden suite's Module 3 oracle). Both build
 the identical model, data and optimizer from the spec, and both return only
 plain data (tensors, numbers, lists, dicts), which the judge compares.
 

@@ -1,12 +1,13 @@
 """Hidden tests for amp_training_step (TODO 10-13). The judge runs its own oracle
-(autograder.reference, the framework's real autocast/GradScaler/clip) on the same
+(oracle_train_step next to this file: the framework's real autocast/GradScaler/clip) on the same
 model and data and compares parameters, reports and call counts."""
 import math
 import random
 
 import pytest
 
-from autograder import reference, scenarios
+from autograder import scenarios
+from autograder.hidden import oracle_train_step
 from autograder.judge import describe_raised, raised_is, expect, expect_float_close, expect_relative_error, value_of
 
 pytestmark = [pytest.mark.module("amp_training_step"), pytest.mark.visibility("hidden")]
@@ -19,7 +20,7 @@ PARAM_TOLERANCE = {"fp32": 1e-5, "bf16": 2e-2, "fp16": 2e-3}
 
 def run_both(student, spec):
     got = value_of(student.scenario("training_steps", spec), FILE)
-    want = scenarios.training_steps(reference.train_step, spec)
+    want = scenarios.training_steps(oracle_train_step.train_step, spec)
     for report in got["reports"]:
         expect(isinstance(report, dict), "train_step should return a dict.")
         missing, extra = REPORT_KEYS - set(report), set(report) - REPORT_KEYS

@@ -2,12 +2,24 @@
 import math
 
 import pytest
+import torch.nn.functional as F
 
-from autograder import reference, scenarios
+from autograder import scenarios
 from autograder.judge import expect, expect_relative_error, value_of
 
 pytestmark = [pytest.mark.module("amp_training_step"), pytest.mark.visibility("visible")]
 FILE = "amp_training_step.py"
+
+
+def plain_fp32_update(spec):
+    """What an fp32 step on the mean loss gives (no autocast, no scaler, clip not binding)."""
+    model = scenarios.build_model(spec["seed"])
+    optimizer = scenarios.build_optimizer("sgd", model.parameters(), 0.2)
+    batches = scenarios.build_batches(spec["seed"], spec["microbatches"])
+    loss = sum(F.mse_loss(model(inputs), targets) for inputs, targets in batches) / len(batches)
+    loss.backward()
+    optimizer.step()
+    return scenarios.parameters_of(model)
 
 
 @pytest.mark.points(3)
@@ -16,12 +28,11 @@ def test_fp32_update_matches_plain_training(student):
     """fp32, two microbatches: same parameters and report as a plain training step"""
     spec = {"seed": 11, "precision": "fp32", "microbatches": 2, "updates": 1, "max_norm": 100.0}
     got = value_of(student.scenario("training_steps", spec), FILE)
-    want = scenarios.training_steps(reference.train_step, spec)
     report = got["reports"][0]
     expect(isinstance(report, dict) and report.get("stepped") is True,
            f"the report should say stepped=True, got {report!r}")
     expect(got["step_calls"] == [1], f"optimizer.step should run once, ran {got['step_calls'][0]} times")
-    expect_relative_error(got["parameters"], want["parameters"], "parameters after the update", 1e-5)
+    expect_relative_error(got["parameters"], plain_fp32_update(spec), "parameters after the update", 1e-5)
 
 
 @pytest.mark.points(3)
@@ -31,7 +42,6 @@ def test_fp16_overflow_skips(student):
     spec = {"seed": 12, "precision": "fp16", "microbatches": 2, "updates": 1,
             "scaler": {"init_scale": 1024.0}, "inject": {"0": {"microbatch": 1, "value": "inf"}}}
     got = value_of(student.scenario("training_steps", spec), FILE)
-    want = scenarios.training_steps(reference.train_step, spec)
     report = got["reports"][0]
     expect(isinstance(report, dict), f"train_step should return a dict, got {report!r}")
     expect(report.get("stepped") is False, f"stepped should be False, got {report.get('stepped')!r}")
@@ -42,4 +52,5 @@ def test_fp16_overflow_skips(student):
            f"scale_before/scale_after should be 1024.0/512.0, got "
            f"{report.get('scale_before')!r}/{report.get('scale_after')!r}")
     expect(got["step_calls"] == [0], "optimizer.step ran although the gradient was not finite")
-    expect_relative_error(got["parameters"], want["parameters"], "parameters", 0.0)
+    untouched = scenarios.parameters_of(scenarios.build_model(spec["seed"]))
+    expect_relative_error(got["parameters"], untouched, "parameters (a skipped step leaves them)", 0.0)

@@ -1,5 +1,8 @@
 """The judge's own oracle for Module 3, written independently of solutions/.
 
+It is in effect a solution of Module 3, so it lives with the hidden tests and
+never ships to students (export-template drops autograder/hidden/).
+
 It follows the contract with the framework's public pieces: one autocast
 forward per microbatch, the weighted losses summed into one graph and a single
 (scaled) backward, then unscale, finite check, clip, step or skip and the
