@@ -169,12 +169,17 @@ for path in glob.glob(os.path.join(package, "*", "test_*amp_update.py")):
             out.write("def test_everything_passes():\\n    pass\\n")
     except OSError:
         pass
+try:  # and forge the results file where the judge will write it
+    with open("/proc/%d/cwd/results.json" % os.getppid(), "w") as out:
+        out.write('{"score": 100, "max_score": 100, "tests": []}')
+except OSError:
+    pass
 '''
 
 
 def test_rewriting_grader_files_is_flagged(tmp_path):
     """Run in a throwaway copy of the grader: a submission that rewrites the hidden
-    tests on disk gains nothing this run, and the run is flagged."""
+    tests on disk and forges results.json gains nothing, and the run is flagged."""
     import subprocess
     import sys
 
