@@ -322,6 +322,67 @@ def sweep_orphans(keep):
     return swept
 
 
+# -- the grader's own files ----------------------------------------------------------------------
+class GraderGuard:
+    """Keeps the grader's files as they were when the batch started.
+
+    Where student code runs as the same OS user as the grader it could edit
+    ``autograder/`` (say, a hidden test) and so change how the students after it
+    are graded. The batch snapshots the package after its warm-up and, whenever
+    a student's grading ends and before the next one starts, restores any file
+    that changed or went missing and removes any that appeared. Compiled caches
+    (``__pycache__``) are only removed when they changed: Python rebuilds them.
+    """
+
+    def __init__(self, package_dir=None):
+        self.package_dir = pathlib.Path(package_dir or pathlib.Path(__file__).resolve().parent)
+        self.snapshot = self._scan()
+
+    def _scan(self):
+        files = {}
+        for path in self.package_dir.rglob("*"):
+            try:
+                if path.is_symlink() or path.is_file():
+                    files[path.relative_to(self.package_dir).as_posix()] = (
+                        b"symlink:" + os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+            except OSError:
+                continue
+        return files
+
+    @staticmethod
+    def _cache(name):
+        return "__pycache__" in name.split("/") or name.endswith((".pyc", ".pyo"))
+
+    def restore(self):
+        """Undo every change since the snapshot; returns the changed names (caches left out)."""
+        now = self._scan()
+        changed = []
+        for name, data in now.items():
+            if self.snapshot.get(name) == data:
+                continue
+            path = self.package_dir / name
+            with contextlib.suppress(OSError):
+                path.unlink()
+            if name in self.snapshot and not self._cache(name):
+                self._write(path, self.snapshot[name])
+            if not self._cache(name):
+                changed.append(name)
+        for name, data in self.snapshot.items():
+            if name not in now and not self._cache(name):
+                self._write(self.package_dir / name, data)
+                changed.append(name)
+        return sorted(changed)
+
+    @staticmethod
+    def _write(path, data):
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if data.startswith(b"symlink:"):
+                os.symlink(data[len(b"symlink:"):].decode(), path)
+            else:
+                path.write_bytes(data)
+
+
 # -- warm-up: the fixed costs, paid once ---------------------------------------------------------
 def warm_up(include_hidden=True):
     """Import what every grade imports and load the test modules, so each forked
@@ -417,9 +478,13 @@ def _score_of(results_path):
 
 
 def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEOUT_S,
-              include_hidden=True, isolation=None, progress=True, manifest_entries=None):
+              include_hidden=True, isolation=None, progress=True, manifest_entries=None, warnings=None,
+              guard_dir=None):
     """Grade ``students`` (folder names under ``root``); return ``{student: entry}``
-    where entry has ``status``, ``reason``, ``submission``, ``layout``, ``seed``, ``seconds``."""
+    where entry has ``status``, ``reason``, ``submission``, ``layout``, ``seed``, ``seconds``.
+    Changes to the grader's own files (``guard_dir``, default the package) seen meanwhile
+    are undone and appended to ``warnings``; ``AMP_GRADER_GUARD=0`` turns that off (for
+    grader developers editing the package while a batch runs)."""
     from autograder.sandbox import limits as os_limits
 
     root, output_dir = pathlib.Path(root), pathlib.Path(output_dir)
@@ -449,6 +514,16 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
         return entries
     if isolation == "fork":
         warm_up(include_hidden)
+    guard = GraderGuard(guard_dir) if os.environ.get("AMP_GRADER_GUARD", "1") != "0" else None
+    warnings = [] if warnings is None else warnings
+
+    def _guard(suspects):
+        changed = guard.restore() if guard is not None else []
+        if changed:
+            who = ", ".join(sorted(suspects)) or "this batch"
+            warnings.append(f"the grader's own files changed while grading {who} and were restored "
+                            f"before the next student: {', '.join(changed[:10])}")
+
     os_limits.become_subreaper()
     preexisting = set(_children_map().get(os.getpid(), [])) if os.path.isdir("/proc") else set()
     active = []
@@ -465,7 +540,8 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
                 job.start()
                 active.append(job)
             time.sleep(POLL_S)
-            finished = False
+            finished = []
+            running = [job.student for job in active]
             for job in list(active):
                 verdict = job.poll()
                 if verdict is None and job.elapsed() > job.timeout:
@@ -475,12 +551,14 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
                 if verdict is None:
                     continue
                 active.remove(job)
-                finished = True
+                finished.append(job.student)
                 _finish(job, verdict, entries)
                 bar.update(job.student, entries[job.student]["status"], _score_of(job.results)
                            if entries[job.student]["status"] == OK else None)
-            if finished and os.path.isdir("/proc"):  # a dead child's leftovers are ours now
-                sweep_orphans({job.pid for job in active} | preexisting)
+            if finished:
+                if os.path.isdir("/proc"):  # a dead child's leftovers are ours now
+                    sweep_orphans({job.pid for job in active} | preexisting)
+                _guard(running)
     except KeyboardInterrupt as exc:
         interrupted = exc
     finally:
@@ -491,6 +569,7 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
             signal.signal(signal.SIGTERM, previous)
         if os.path.isdir("/proc"):
             sweep_orphans(preexisting)
+        _guard([job.student for job in active])
     if interrupted is not None:
         raise KeyboardInterrupt(str(interrupted))
     return entries
@@ -632,9 +711,14 @@ def _grade_many(args):
     print(f"grade-many: {len(chosen)} of {len(students)} student folder(s) in {root}"
           + (f", shard {shard[0]}/{shard[1]}" if shard else "") + f"; seed {seed}", file=sys.stderr)
     started = time.monotonic()
+    warnings = []
     entries = run_batch(root, output_dir, chosen, seed, jobs=args.jobs, timeout=args.timeout,
                         include_hidden=not args.visible_only, isolation=args.isolation,
-                        progress=not args.no_progress, manifest_entries=manifest["students"])
+                        progress=not args.no_progress, manifest_entries=manifest["students"],
+                        warnings=warnings)
+    manifest["warnings"] = (manifest.get("warnings", []) if keep else []) + warnings
+    for warning in warnings:
+        print(f"grade-many: warning: {warning}", file=sys.stderr)
     manifest["students"] = entries
     manifest["finished"] = _now()
     write_manifest(output_dir, manifest)
@@ -675,6 +759,7 @@ def merge_manifests(manifests):
             merged["students"][student] = dict(entry, source=str(source))
         for key in ("root", "visible_only", "class_size"):
             merged.setdefault(key, manifest.get(key))
+        merged["warnings"] += [f"{source}: {w}" for w in manifest.get("warnings", [])]
     for n, found in sorted(shards.items()):
         missing = sorted(set(range(1, n + 1)) - found)
         if missing:

@@ -191,6 +191,8 @@ A submission is a zip of the student's repository (with `exercises/`) or of the
   case results as text, not one row per test; students see their total only if no case is
   hidden.
 - **Seed**: {seed_text}
+- **Interpreter**: the grading subprocess uses otter's Python (the kernel's) unless
+  `AMP_GRADER_PYTHON` names another one with torch and pytest installed.
 - **Weight**: otter-grader is ~550 MB and starts a Jupyter kernel per submission; keep it
   out of the students' install and out of per-push grading.
 - The optional GPU-lab credit is not part of the otter export.
@@ -324,7 +326,10 @@ def grade_once(base=None):
             argv += ["--seed", str(int(seed))]
         bootstrap = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.__main__ import main; "
                      "sys.exit(main(sys.argv[2:]))")
-        command = [sys.executable, "-I", "-c", bootstrap, str(_support_dir())] + argv
+        # AMP_GRADER_PYTHON: an interpreter with torch and pytest, when otter's own
+        # environment has none (otter kept in a venv of its own, as in our CI).
+        python = os.environ.get("AMP_GRADER_PYTHON") or sys.executable
+        command = [python, "-I", "-c", bootstrap, str(_support_dir())] + argv
         options = {"cwd": scratch, "stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE,
                    "stderr": subprocess.STDOUT}
         if os.name != "nt":

@@ -30,7 +30,14 @@ from autograder.reports import class_report  # noqa: E402
 SEED = 424242
 MODULES = ("amp_update", "loss_scaler", "amp_training_step")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
+           AMP_GRADER_GUARD="0")  # never restore the shared checkout under a colleague's edits
+
+
+@pytest.fixture(autouse=True)
+def _no_guard_on_the_checkout(monkeypatch):
+    """The grader-file guard is tested on a copy (test_guard_*), not on this checkout."""
+    monkeypatch.setenv("AMP_GRADER_GUARD", "0")
 
 
 def _copy_modules(source, destination, edits=None):
@@ -373,3 +380,90 @@ def test_bad_usage_exits_2(tmp_path):
     assert _main("grade-many", tmp_path / "missing", "--output-dir", tmp_path / "o") == 2
     assert _main("grade-many", tmp_path, "--output-dir", tmp_path / "o", "--shard", "3/2") == 2
     assert _main("merge-scores", tmp_path, "--output-dir", tmp_path / "o") == 2
+
+
+# -- the instructor-side workflow ------------------------------------------------------------------
+def test_grade_class_workflow_shape():
+    """Structure of .github/workflows/grade-class.yml (actionlint runs on it in
+    tests/test_workflows.py where actionlint is installed)."""
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "grade-class.yml").read_text(encoding="utf-8"))
+    on = workflow.get("on", workflow.get(True))
+    inputs = on["workflow_dispatch"]["inputs"]
+    assert {"assignment-id", "repos", "shards", "seed"} <= set(inputs)
+    assert workflow["permissions"] == {"contents": "read"}
+    jobs = workflow["jobs"]
+    assert list(jobs) == ["clone", "grade", "merge"]
+    text = {name: yaml.safe_dump(job) for name, job in jobs.items()}
+    assert "secrets." in text["clone"]
+    assert "secrets." not in text["grade"] + text["merge"]  # student code runs there
+    assert "gh classroom clone student-repos" in text["clone"]
+    assert jobs["grade"]["needs"] == "clone"
+    assert jobs["grade"]["strategy"]["matrix"]["shard"] == "${{ fromJSON(needs.clone.outputs.shards) }}"
+    grade_run = "\n".join(step.get("run", "") for step in jobs["grade"]["steps"])
+    assert "grade-many class" in grade_run and '--shard "$SHARD/$SHARDS"' in grade_run and '--seed "$SEED"' in grade_run
+    assert "download.pytorch.org/whl/cpu" in yaml.safe_dump(workflow)
+    merge_run = "\n".join(step.get("run", "") for step in jobs["merge"]["steps"])
+    assert "merge-scores shards/shard-*" in merge_run and "GITHUB_STEP_SUMMARY" in merge_run
+    uploads = [step["with"]["name"] for job in jobs.values() for step in job["steps"]
+               if str(step.get("uses", "")).startswith("actions/upload-artifact")]
+    assert uploads == ["class", "shard-${{ matrix.shard }}", "class-report"]
+    for job in jobs.values():  # inputs reach scripts through env, never pasted into them
+        for step in job["steps"]:
+            assert "${{" not in step.get("run", ""), step.get("name")
+
+
+# -- the grader's own files -------------------------------------------------------------------------
+def test_guard_restores_changed_missing_and_added_files(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "hidden").mkdir(parents=True)
+    (package / "__pycache__").mkdir()
+    (package / "suite.ini").write_text("[pytest]\n", encoding="utf-8")
+    (package / "hidden" / "test_a.py").write_text("def test_a():\n    assert True\n", encoding="utf-8")
+    (package / "__pycache__" / "engine.cpython-311.pyc").write_bytes(b"cache")
+    guard = batch.GraderGuard(package)
+    assert guard.restore() == []
+    (package / "hidden" / "test_a.py").write_text("def test_a():\n    pass  # always passes\n", encoding="utf-8")
+    (package / "suite.ini").unlink()
+    (package / "hidden" / "conftest.py").write_text("import os\n", encoding="utf-8")
+    (package / "__pycache__" / "engine.cpython-311.pyc").write_bytes(b"forged")
+    (package / "__pycache__" / "new.cpython-311.pyc").write_bytes(b"fresh")
+    assert guard.restore() == ["hidden/conftest.py", "hidden/test_a.py", "suite.ini"]
+    assert (package / "hidden" / "test_a.py").read_text(encoding="utf-8").endswith("assert True\n")
+    assert (package / "suite.ini").is_file() and not (package / "hidden" / "conftest.py").exists()
+    assert not (package / "__pycache__" / "new.cpython-311.pyc").exists()
+    assert not (package / "__pycache__" / "engine.cpython-311.pyc").exists()  # rebuilt by Python
+    assert guard.restore() == []
+
+
+def test_guard_in_a_batch_warns_and_restores_before_the_next_student(tmp_path, monkeypatch):
+    from autograder.results import GradeReport, TestResult
+
+    monkeypatch.setenv("AMP_GRADER_GUARD", "1")
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "suite.ini").write_text("original\n", encoding="utf-8")
+    root = tmp_path / "root"
+    for student in ("a-tamperer", "b-next"):
+        (root / student).mkdir(parents=True)
+        (root / student / "loss_scaler.py").write_text("x = 1\n", encoding="utf-8")
+    seen = tmp_path / "seen"
+    seen.mkdir()
+
+    def fake_grade(submission, seed, include_hidden, with_flags):
+        name = pathlib.Path(submission).name
+        (seen / name).write_text((package / "suite.ini").read_text(encoding="utf-8"), encoding="utf-8")
+        if name == "a-tamperer":
+            (package / "suite.ini").write_text("tampered\n", encoding="utf-8")
+        test = TestResult(name="loss_scaler: fake", module="loss_scaler", max_score=1.0, score=1.0,
+                          passed=True, output="Passed.", visibility="visible", test_id="test_fake")
+        return GradeReport(tests=[test], seed=seed, submission=str(submission))
+
+    monkeypatch.setattr(batch, "grade_job", fake_grade)
+    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True: None)
+    warnings = []
+    batch.run_batch(root, tmp_path / "out", ["a-tamperer", "b-next"], seed=1, jobs=1, progress=False,
+                    warnings=warnings, guard_dir=package)
+    assert (seen / "b-next").read_text(encoding="utf-8") == "original\n"
+    assert (package / "suite.ini").read_text(encoding="utf-8") == "original\n"
+    assert len(warnings) == 1 and "a-tamperer" in warnings[0] and "suite.ini" in warnings[0]
