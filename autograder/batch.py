@@ -565,14 +565,27 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
         for job in active:
             job.kill()
             _finish(job, (CRASHED, "grading was interrupted"), entries)
+        if interrupted is not None:
+            for job in pending:  # never started: say so instead of leaving them 'ok'
+                job.prepare()
+                job.started = time.monotonic()
+                _finish(job, (CRASHED, "not graded: the batch was interrupted"), entries)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         if os.path.isdir("/proc"):
             sweep_orphans(preexisting)
         _guard([job.student for job in active])
     if interrupted is not None:
-        raise KeyboardInterrupt(str(interrupted))
+        raise BatchInterrupted(entries)
     return entries
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a batch; ``entries`` is complete (unfinished students crashed)."""
+
+    def __init__(self, entries):
+        super().__init__("interrupted")
+        self.entries = entries
 
 
 def _finish(job, verdict, entries):
@@ -667,8 +680,7 @@ def run_grade_many(args):
         print(f"grade-many: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("grade-many: interrupted; the students graded so far are in the report",
-              file=sys.stderr)
+        print("grade-many: interrupted", file=sys.stderr)
         return 130
 
 
@@ -681,7 +693,7 @@ def _grade_many(args):
         raise UsageError("--jobs must be at least 1")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    students = discover(root)
+    students = [s for s in discover(root) if (root / s).resolve() != output_dir.resolve()]
     shard = parse_shard(args.shard) if args.shard else None
     previous = read_manifest(output_dir)
     if args.only:
@@ -712,10 +724,16 @@ def _grade_many(args):
           + (f", shard {shard[0]}/{shard[1]}" if shard else "") + f"; seed {seed}", file=sys.stderr)
     started = time.monotonic()
     warnings = []
-    entries = run_batch(root, output_dir, chosen, seed, jobs=args.jobs, timeout=args.timeout,
-                        include_hidden=not args.visible_only, isolation=args.isolation,
-                        progress=not args.no_progress, manifest_entries=manifest["students"],
-                        warnings=warnings)
+    interrupted = False
+    try:
+        entries = run_batch(root, output_dir, chosen, seed, jobs=args.jobs, timeout=args.timeout,
+                            include_hidden=not args.visible_only, isolation=args.isolation,
+                            progress=not args.no_progress, manifest_entries=manifest["students"],
+                            warnings=warnings)
+    except BatchInterrupted as exc:
+        entries, interrupted = exc.entries, True
+        warnings.append("the batch was interrupted: students marked 'crashed' with reason "
+                        "'interrupted' were not graded (re-grade them with --only)")
     manifest["warnings"] = (manifest.get("warnings", []) if keep else []) + warnings
     for warning in warnings:
         print(f"grade-many: warning: {warning}", file=sys.stderr)
@@ -731,7 +749,7 @@ def _grade_many(args):
           + (f"; {problems}" if problems else ""), file=sys.stderr)
     for path in outputs:
         print(f"wrote {path}")
-    return 0
+    return 130 if interrupted else 0
 
 
 def run_merge_scores(args):

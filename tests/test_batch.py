@@ -467,3 +467,49 @@ def test_guard_in_a_batch_warns_and_restores_before_the_next_student(tmp_path, m
     assert (seen / "b-next").read_text(encoding="utf-8") == "original\n"
     assert (package / "suite.ini").read_text(encoding="utf-8") == "original\n"
     assert len(warnings) == 1 and "a-tamperer" in warnings[0] and "suite.ini" in warnings[0]
+
+
+def test_interrupted_batch_still_writes_its_report(tmp_path, monkeypatch):
+    """SIGTERM (or Ctrl-C) mid-batch: running and pending students are recorded as
+    not graded, the report is written, the exit code is 130."""
+    import signal
+
+    from autograder.results import GradeReport, TestResult
+
+    root = tmp_path / "root"
+    for student in ("s1", "s2", "s3"):
+        (root / student).mkdir(parents=True)
+        (root / student / "amp_update.py").write_text("x = 1\n", encoding="utf-8")
+
+    def fake_grade(submission, seed, include_hidden, with_flags):
+        if pathlib.Path(submission).name == "s1":
+            os.kill(os.getppid(), signal.SIGTERM)
+            time.sleep(30)
+        test = TestResult(name="amp_update: fake", module="amp_update", max_score=1.0, score=1.0,
+                          passed=True, output="Passed.", visibility="visible", test_id="test_fake")
+        return GradeReport(tests=[test], seed=seed, submission=str(submission))
+
+    monkeypatch.setattr(batch, "grade_job", fake_grade)
+    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True: None)
+    out = tmp_path / "out"
+    assert _main("grade-many", root, "--output-dir", out, "--jobs", 1, "--no-progress") == 130
+    rows = {row["student"]: row for row in read_csv(out / "scores.csv")}
+    assert rows["s1"]["status"] == "crashed" and "interrupted" in rows["s1"]["reason"]
+    assert rows["s3"]["status"] == "crashed" and "not graded" in rows["s3"]["reason"]
+    assert "interrupted" in (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_report_lists_tamper_flags_and_escapes_markdown(tmp_path):
+    from autograder.reports.gradescope import write_results
+    from autograder.results import GradeReport, TestResult
+
+    test = TestResult(name="amp_update: t", module="amp_update", max_score=2.0, score=2.0, passed=True,
+                      output="Passed.", visibility="hidden", test_id="test_t")
+    report = GradeReport(tests=[test], seed=9, submission="x", flags=["exercises/tests/test_a.py was modified | edited"])
+    write_results(report, tmp_path / "we|ird" / "results.json")
+    manifest = {"seed": 9, "students": {"we|ird": {"status": "ok", "reason": "", "seed": 9}}}
+    class_report.write_all(tmp_path, manifest)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "| we\\|ird | exercises/tests/test_a.py was modified \\| edited |" in text
+    row = read_csv(tmp_path / "scores.csv")[0]
+    assert row["flags"] == "exercises/tests/test_a.py was modified | edited" and row["amp_update/test_t"] == "2"
