@@ -513,7 +513,10 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
     if not pending:
         return entries
     if isolation == "fork":
+        if progress:
+            print("grade-many: loading torch and the grader once for all students...", file=sys.stderr)
         warm_up(include_hidden)
+    bar.started = time.monotonic()  # the ETA counts grading only
     guard = GraderGuard(guard_dir) if os.environ.get("AMP_GRADER_GUARD", "1") != "0" else None
     warnings = [] if warnings is None else warnings
 
