@@ -106,6 +106,9 @@ def _suite_args(include_hidden):
         "-c", str(PACKAGE_DIR / "suite.ini"), "--rootdir", str(PACKAGE_DIR),
         "--confcutdir", str(PACKAGE_DIR), "--import-mode=importlib",
         "-p", "no:cacheprovider", "-p", "pytest_timeout", "-o", f"timeout={TEST_TIMEOUT_S}",
+        # Feedback is built from the exception itself; pytest's own tracebacks
+        # only cost time (kept with AUTOGRADER_DEBUG for staff).
+        "--tb=" + ("long" if os.environ.get("AUTOGRADER_DEBUG") else "no"),
         "-q", "-rN", "--no-header", "-p", "no:unraisableexception", "-p", "no:threadexception", "-W", "ignore::UserWarning",
     ]
 
