@@ -40,6 +40,7 @@ import time
 import traceback
 
 from autograder import MODULES
+from autograder.sandbox import limits as os_limits
 
 MANIFEST = "run.json"
 RESULTS = "results.json"
@@ -264,37 +265,12 @@ class SubprocessJob(_Job):
 
 
 # -- process hygiene -------------------------------------------------------------------------
-def _children_map():
-    children = collections.defaultdict(list)
-    with contextlib.suppress(OSError):
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()
-                children[int(fields[1])].append(int(entry))
-            except (OSError, IndexError, ValueError):
-                continue
-    return children
-
-
-def _descendants(pid):
-    children = _children_map()
-    stack, found = list(children.get(pid, [])), []
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(children.get(current, []))
-    return found
-
-
 def kill_tree(pid):
     """SIGKILL ``pid``, its process group and every descendant (they may have
     left the group with setsid: found through /proc on Linux). Reaps only ``pid``'s
     orphans that were re-parented to us, never other children of this process."""
     for _ in range(3):  # a fork bomb may add processes while we sweep
-        victims = _descendants(pid) if os.path.isdir("/proc") else []
+        victims = os_limits.descendants(pid)
         for victim in victims:
             with contextlib.suppress(OSError):
                 os.kill(victim, signal.SIGKILL)
@@ -312,7 +288,7 @@ def sweep_orphans(keep):
     if not os.path.isdir("/proc"):
         return 0
     me, swept = os.getpid(), 0
-    for pid in _children_map().get(me, []):
+    for pid in os_limits.children(me):
         if pid in keep:
             continue
         kill_tree(pid)
@@ -485,7 +461,6 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
     Changes to the grader's own files (``guard_dir``, default the package) seen meanwhile
     are undone and appended to ``warnings``; ``AMP_GRADER_GUARD=0`` turns that off (for
     grader developers editing the package while a batch runs)."""
-    from autograder.sandbox import limits as os_limits
 
     root, output_dir = pathlib.Path(root), pathlib.Path(output_dir)
     isolation = isolation or ("fork" if _fork_available() else "subprocess")
@@ -528,7 +503,7 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
                             f"before the next student: {', '.join(changed[:10])}")
 
     os_limits.become_subreaper()
-    preexisting = set(_children_map().get(os.getpid(), [])) if os.path.isdir("/proc") else set()
+    preexisting = set(os_limits.children(os.getpid()))
     active = []
     interrupted = None
 

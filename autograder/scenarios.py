@@ -48,32 +48,27 @@ def build_batches(seed, count, batch_size=6, in_features=8, out_features=2, dtyp
             for _ in range(count)]
 
 
-class CountingSGD(torch.optim.SGD):
-    """SGD that counts its steps and returns a token, so a skip is visible and
-    a scaler's ``step`` can be checked to return ``optimizer.step``'s value."""
+class _CountingSteps:
+    """Counts optimizer steps and returns a token, so a skip is visible and a
+    scaler's ``step`` can be checked to return ``optimizer.step``'s value."""
+    token = 0.0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.step_calls = 0
+
+    def step(self, closure=None):
+        self.step_calls += 1
+        super().step(closure)
+        return self.token
+
+
+class CountingSGD(_CountingSteps, torch.optim.SGD):
     token = 17.0
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.step_calls = 0
 
-    def step(self, closure=None):
-        self.step_calls += 1
-        super().step(closure)
-        return self.token
-
-
-class CountingAdam(torch.optim.Adam):
+class CountingAdam(_CountingSteps, torch.optim.Adam):
     token = 23.0
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.step_calls = 0
-
-    def step(self, closure=None):
-        self.step_calls += 1
-        super().step(closure)
-        return self.token
 
 
 def build_optimizer(kind, params, lr):

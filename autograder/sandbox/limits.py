@@ -129,20 +129,31 @@ def _children_map():
     return children
 
 
+def children(pid):
+    """Direct children of ``pid`` (Linux), else []."""
+    return _children_map().get(pid, []) if os.path.isdir("/proc") else []
+
+
+def descendants(root_pid):
+    """Every live descendant of ``root_pid`` (Linux, through /proc), else []."""
+    if not os.path.isdir("/proc"):
+        return []
+    children = _children_map()
+    stack, found = list(children.get(root_pid, [])), []
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(children.get(pid, []))
+    return found
+
+
 def kill_descendants(root_pid=None):
     """Kill every descendant of ``root_pid`` (default: this process) and reap
     what we can. Linux only; elsewhere workers are killed by process group."""
-    if not os.path.isdir("/proc"):
-        return 0
     root_pid = os.getpid() if root_pid is None else root_pid
     killed = 0
     for _ in range(5):  # a fork bomb may add children while we sweep
-        children = _children_map()
-        stack, found = list(children.get(root_pid, [])), []
-        while stack:
-            pid = stack.pop()
-            found.append(pid)
-            stack.extend(children.get(pid, []))
+        found = descendants(root_pid)
         if not found:
             break
         for pid in found:
