@@ -39,7 +39,7 @@ import tempfile
 import time
 import traceback
 
-from autograder import MODULES
+from autograder import MODULES, integrity
 from autograder.sandbox import limits as os_limits
 
 MANIFEST = "run.json"
@@ -299,64 +299,6 @@ def sweep_orphans(keep):
 
 
 # -- the grader's own files ----------------------------------------------------------------------
-class GraderGuard:
-    """Keeps the grader's files as they were when the batch started.
-
-    Where student code runs as the same OS user as the grader it could edit
-    ``autograder/`` (say, a hidden test) and so change how the students after it
-    are graded. The batch snapshots the package after its warm-up and, whenever
-    a student's grading ends and before the next one starts, restores any file
-    that changed or went missing and removes any that appeared. Compiled caches
-    (``__pycache__``) are only removed when they changed: Python rebuilds them.
-    """
-
-    def __init__(self, package_dir=None):
-        self.package_dir = pathlib.Path(package_dir or pathlib.Path(__file__).resolve().parent)
-        self.snapshot = self._scan()
-
-    def _scan(self):
-        files = {}
-        for path in self.package_dir.rglob("*"):
-            try:
-                if path.is_symlink() or path.is_file():
-                    files[path.relative_to(self.package_dir).as_posix()] = (
-                        b"symlink:" + os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
-            except OSError:
-                continue
-        return files
-
-    @staticmethod
-    def _cache(name):
-        return "__pycache__" in name.split("/") or name.endswith((".pyc", ".pyo"))
-
-    def restore(self):
-        """Undo every change since the snapshot; returns the changed names (caches left out)."""
-        now = self._scan()
-        changed = []
-        for name, data in now.items():
-            if self.snapshot.get(name) == data:
-                continue
-            path = self.package_dir / name
-            with contextlib.suppress(OSError):
-                path.unlink()
-            if name in self.snapshot and not self._cache(name):
-                self._write(path, self.snapshot[name])
-            if not self._cache(name):
-                changed.append(name)
-        for name, data in self.snapshot.items():
-            if name not in now and not self._cache(name):
-                self._write(self.package_dir / name, data)
-                changed.append(name)
-        return sorted(changed)
-
-    @staticmethod
-    def _write(path, data):
-        with contextlib.suppress(OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if data.startswith(b"symlink:"):
-                os.symlink(data[len(b"symlink:"):].decode(), path)
-            else:
-                path.write_bytes(data)
 
 
 # -- warm-up: the fixed costs, paid once ---------------------------------------------------------
@@ -492,7 +434,7 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
             print("grade-many: loading torch and the grader once for all students...", file=sys.stderr)
         warm_up(include_hidden)
     bar.started = time.monotonic()  # the ETA counts grading only
-    guard = GraderGuard(guard_dir) if os.environ.get("AMP_GRADER_GUARD", "1") != "0" else None
+    guard = integrity.GraderGuard(guard_dir) if os.environ.get("AMP_GRADER_GUARD", "1") != "0" else None
     warnings = [] if warnings is None else warnings
 
     def _guard(suspects):

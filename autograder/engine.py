@@ -16,7 +16,7 @@ import stat
 import tempfile
 import time
 
-from autograder import MODULES
+from autograder import MODULES, integrity
 from autograder.results import GradeReport, TestResult
 from autograder.sandbox import limits as os_limits
 
@@ -39,39 +39,6 @@ def limits_from_env():
         if os.environ.get(name):
             setattr(limits, field, float(os.environ[name]))
     return limits
-
-
-class GraderSnapshot:
-    """The grader's own files as they were before any student code ran.
-
-    Workers may run as the same OS user as the judge (on Windows, or as root
-    where dropping privileges is impossible), so a submission could rewrite a
-    hidden test or a grader module on disk to cheat a *later* run. Everything
-    this run needs is already imported, so a single grade only flags such a
-    change; batch grading, where the next student is graded by the same files,
-    also puts the original bytes back (``restore=True``). Editing the grader
-    while a batch runs is therefore undone, on purpose."""
-
-    def __init__(self, root=PACKAGE_DIR):
-        self.files = {path: path.read_bytes() for path in sorted(root.rglob("*"))
-                      if path.is_file() and "__pycache__" not in path.parts}
-
-    def check(self, restore=False):
-        """Relative paths of grader files that changed since the snapshot."""
-        changed = []
-        for path, content in self.files.items():
-            try:
-                if path.read_bytes() == content:
-                    continue
-            except OSError:
-                pass
-            changed.append(path.relative_to(PACKAGE_DIR.parent).as_posix())
-            if restore:
-                try:
-                    path.write_bytes(content)
-                except OSError:
-                    pass
-        return changed
 
 
 def new_seed():
@@ -185,15 +152,14 @@ def _order(results):
                                           t.visibility != "visible"))
 
 
-def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None, flags=None,
-                     restore_grader=False):
+def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None, flags=None):
     """Grade ``submission_dir`` and return a complete :class:`GradeReport`.
 
-    ``restore_grader``: put back grader files the submission changed on disk
-    (batch grading sets it; see :class:`GraderSnapshot`)."""
+    Grader files the submission changed on disk are flagged here; batch grading
+    also restores them between students (:class:`autograder.integrity.GraderGuard`)."""
     seed = new_seed() if seed is None else int(seed)
     started = time.monotonic()
-    snapshot = GraderSnapshot()
+    guard = integrity.GraderGuard(PACKAGE_DIR)
     os_limits.become_subreaper()
     notes = []
     if include_hidden and not hidden_tests_available():
@@ -210,10 +176,9 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
                          + ", ".join(f"{m}.py" for m in MODULES) + ".")
         results, _log = run_suites(copy, scratch, seed, include_hidden, limits or limits_from_env())
     flags = list(flags or [])
-    tampered = snapshot.check(restore=restore_grader)
+    tampered = guard.changes()
     if tampered:
-        flags.append("grader files changed on disk while the submission ran"
-                     + (" (restored)" if restore_grader else "") + ": " + ", ".join(tampered[:10]))
+        flags.append("grader files changed on disk while the submission ran: " + ", ".join(tampered[:10]))
     results += lab_results(submission_dir)
     return GradeReport(tests=_order(results), seed=seed, submission=str(submission_dir),
                        duration=time.monotonic() - started, flags=flags, notes=notes)

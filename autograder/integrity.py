@@ -18,6 +18,7 @@ Fast and dependency-free on purpose (no torch): it runs before every grade.
     python -m autograder.integrity [--manifest FILE] [REPO]   # print the flags
 """
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -209,6 +210,74 @@ def main(argv=None):
     if not flags:
         print("no tamper flags")
     return 1 if flags else 0
+
+
+class GraderGuard:
+    """The grader's own files as they were before any student code ran.
+
+    Where student code runs as the same OS user as the grader (Windows, or root
+    where workers cannot drop privileges) it could edit ``autograder/`` -- say, a
+    hidden test -- to change how a *later* run grades. Everything a run needs is
+    imported before student code starts, so a single grade only reports
+    :meth:`changes` as a flag; batch grading, where the next student is graded by
+    the same files, calls :meth:`restore` between students: files that changed
+    or went missing come back, files that appeared go. Compiled caches
+    (``__pycache__``) are only removed when they changed: Python rebuilds them.
+    """
+
+    def __init__(self, package_dir=None):
+        self.package_dir = pathlib.Path(package_dir or pathlib.Path(__file__).resolve().parent)
+        self.snapshot = self._scan()
+
+    def _scan(self):
+        files = {}
+        for path in self.package_dir.rglob("*"):
+            try:
+                if path.is_symlink() or path.is_file():
+                    files[path.relative_to(self.package_dir).as_posix()] = (
+                        b"symlink:" + os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+            except OSError:
+                continue
+        return files
+
+    @staticmethod
+    def _cache(name):
+        return "__pycache__" in name.split("/") or name.endswith((".pyc", ".pyo"))
+
+    def changes(self):
+        """Names changed, added or removed since the snapshot (caches left out); touches nothing."""
+        now = self._scan()
+        names = {name for name in set(now) | set(self.snapshot) if now.get(name) != self.snapshot.get(name)}
+        return sorted(name for name in names if not self._cache(name))
+
+    def restore(self):
+        """Undo every change since the snapshot; returns the changed names (caches left out)."""
+        now = self._scan()
+        changed = []
+        for name, data in now.items():
+            if self.snapshot.get(name) == data:
+                continue
+            path = self.package_dir / name
+            with contextlib.suppress(OSError):
+                path.unlink()
+            if name in self.snapshot and not self._cache(name):
+                self._write(path, self.snapshot[name])
+            if not self._cache(name):
+                changed.append(name)
+        for name, data in self.snapshot.items():
+            if name not in now and not self._cache(name):
+                self._write(self.package_dir / name, data)
+                changed.append(name)
+        return sorted(changed)
+
+    @staticmethod
+    def _write(path, data):
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if data.startswith(b"symlink:"):
+                os.symlink(data[len(b"symlink:"):].decode(), path)
+            else:
+                path.write_bytes(data)
 
 
 if __name__ == "__main__":

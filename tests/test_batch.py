@@ -20,6 +20,8 @@ import time
 
 import pytest
 
+from autograder import integrity
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -421,7 +423,7 @@ def test_guard_restores_changed_missing_and_added_files(tmp_path):
     (package / "suite.ini").write_text("[pytest]\n", encoding="utf-8")
     (package / "hidden" / "test_a.py").write_text("def test_a():\n    assert True\n", encoding="utf-8")
     (package / "__pycache__" / "engine.cpython-311.pyc").write_bytes(b"cache")
-    guard = batch.GraderGuard(package)
+    guard = integrity.GraderGuard(package)
     assert guard.restore() == []
     (package / "hidden" / "test_a.py").write_text("def test_a():\n    pass  # always passes\n", encoding="utf-8")
     (package / "suite.ini").unlink()
