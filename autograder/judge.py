@@ -119,6 +119,26 @@ def expect_relative_error(actual, expected, what, tolerance):
                f"{what}[{index}] is off by {error:.1e} (relative), allowed {tolerance:.0e}.")
 
 
+def expect_updates_close(actual, expected, initial, what, tolerance):
+    """Compare what training *changed*: per tensor ||Δactual - Δexpected|| / ||Δexpected||,
+    Δ measured from ``initial``. Where the reference did not move a tensor, the
+    student's must not move either."""
+    expect(isinstance(actual, list) and len(actual) == len(expected),
+           f"{what}: expected {len(expected)} tensors.")
+    for index, (a, e, start) in enumerate(zip(actual, expected, initial)):
+        expect_tensor(a, f"{what}[{index}]", shape=e.shape)
+        expect(bool(torch.isfinite(a).all()) or not bool(torch.isfinite(e).all()),
+               f"{what}[{index}] has non-finite values after training.")
+        moved, wanted = (a.double() - start.double()), (e.double() - start.double())
+        if float(wanted.norm()) == 0.0:
+            expect(float(moved.norm()) == 0.0, f"{what}[{index}] changed although no step should have "
+                                               f"touched it.")
+            continue
+        error = float((moved - wanted).norm() / wanted.norm())
+        expect(error <= tolerance, f"{what}[{index}]: the update is off by {error:.1e} (relative), "
+                                   f"allowed {tolerance:.0e}.")
+
+
 def expect_float_close(actual, expected, what, rel_tol, abs_tol=0.0, reveal=False):
     expect(isinstance(actual, (int, float)) and not isinstance(actual, bool),
            f"{what} should be a Python number, got {type(actual).__name__}.")

@@ -1,6 +1,7 @@
 """Known-wrong implementations: each must lose points on the test that names its
-mistake, and only on its own module. The anchors are exact solution lines, so a
-mutant can never silently turn into the solution."""
+mistake, only on its own module, and the same points whatever the run's seed.
+The anchors are exact solution lines, so a mutant can never silently turn into
+the solution."""
 import pytest
 
 from helpers import mutate, scores
@@ -146,6 +147,9 @@ def test_mutant_loses_points_on_its_test(grade_dir, module, name, replacements, 
     compile(source, f"{name}.py", "exec")  # a mutant must be a real program, not a syntax error
     report = grade_dir({module: source}, seed=4242)
     by_module, failed = scores(report)
+    # The verdict is the implementation's, not the seed's: grade-many and a
+    # single grade (each with its own seed) must give the same total.
+    assert scores(grade_dir({module: source}, seed=77))[1] == failed, f"{name}: the failed tests depend on the seed"
     assert any(t.passed for t in report.tests if t.module == module), f"{name} fails everything: not a mutant"
     missing = must_fail - failed
     assert not missing, f"{name}: expected these tests to fail: {sorted(missing)}; failed: {sorted(failed)}"

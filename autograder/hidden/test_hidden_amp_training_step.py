@@ -8,14 +8,19 @@ import pytest
 
 from autograder import scenarios
 from autograder.hidden import oracle_train_step
-from autograder.judge import describe_raised, raised_is, expect, expect_float_close, expect_relative_error, value_of
+from autograder.judge import (describe_raised, expect, expect_float_close, expect_updates_close, raised_is,
+                              value_of)
 
 pytestmark = [pytest.mark.module("amp_training_step"), pytest.mark.visibility("hidden")]
 FILE = "amp_training_step.py"
 REPORT_KEYS = {"stepped", "reason", "grad_norm", "scale_before", "scale_after", "num_microbatches"}
-# Relative tolerance on parameters by precision: autocast matmuls round differently
-# depending on where a correct implementation applies the weights.
-PARAM_TOLERANCE = {"fp32": 1e-5, "bf16": 2e-2, "fp16": 2e-3}
+# Relative tolerance on the parameter *updates*, by precision. Low-precision
+# matmuls round differently depending on where a correct implementation applies
+# the weights; the mistakes these tests name change updates by far more. They are
+# loose enough that one mistake (say, the wrong autocast dtype, which has its own
+# test) never flips another test from run to run.
+UPDATE_TOLERANCE = {"fp32": 1e-4, "bf16": 1e-1, "fp16": 1e-1}
+NORM_TOLERANCE = {"fp32": 1e-5, "bf16": 5e-2, "fp16": 5e-2}
 
 
 def run_both(student, spec):
@@ -29,7 +34,13 @@ def run_both(student, spec):
     return got, want
 
 
-def compare_updates(got, want, precision, norm_tolerance=None):
+def initial_parameters(spec):
+    return scenarios.parameters_of(scenarios.build_model(spec["seed"],
+                                                         frozen_layer=spec.get("frozen_layer", False)))
+
+
+def compare_updates(got, want, spec):
+    precision = spec["precision"]
     for index, (report, expected) in enumerate(zip(got["reports"], want["reports"])):
         label = f"update {index + 1}"
         expect(report["stepped"] is expected["stepped"],
@@ -40,12 +51,12 @@ def compare_updates(got, want, precision, norm_tolerance=None):
                f"{label}: optimizer.step ran {got['step_calls'][index]} times; it must run once on a finite "
                f"update and never on a skipped one.")
         expect_float_close(report["grad_norm"], expected["grad_norm"], f"{label}: grad_norm",
-                           norm_tolerance or PARAM_TOLERANCE[precision] * 5)
+                           NORM_TOLERANCE[precision])
         expect_float_close(report["scale_before"], expected["scale_before"], f"{label}: scale_before", 1e-6)
         expect_float_close(report["scale_after"], expected["scale_after"], f"{label}: scale_after", 1e-6)
         expect(report["num_microbatches"] == expected["num_microbatches"], f"{label}: num_microbatches is wrong.")
-    expect_relative_error(got["parameters"], want["parameters"], "the parameters after training",
-                          PARAM_TOLERANCE[precision])
+    expect_updates_close(got["parameters"], want["parameters"], initial_parameters(spec),
+                         "the parameters after training", UPDATE_TOLERANCE[precision])
 
 
 def random_weights(rng, count):
@@ -64,7 +75,7 @@ def test_weighted_accumulation_fp32(student, seed):
     spec = {"seed": rng.randrange(10**6), "precision": "fp32", "microbatches": 3, "updates": 2,
             "weights": random_weights(rng, 3), "max_norm": 1e3}
     got, want = run_both(student, spec)
-    compare_updates(got, want, "fp32")
+    compare_updates(got, want, spec)
 
 
 @pytest.mark.points(2)
@@ -76,7 +87,7 @@ def test_default_weights_are_equal(student, seed):
     spec = {"seed": rng.randrange(10**6), "precision": "fp32", "microbatches": 4, "updates": 1,
             "max_norm": 1e3}
     got, want = run_both(student, spec)
-    compare_updates(got, want, "fp32")
+    compare_updates(got, want, spec)
 
 
 @pytest.mark.points(3)
@@ -95,7 +106,7 @@ def test_scaler_calls_at_the_boundary_only(student, seed):
     for name in ("unscale_", "step", "update"):
         expect(calls[name] == updates, f"scaler.{name} ran {calls[name]} times in {updates} updates: it belongs "
                                        f"at the update boundary, once per update.")
-    compare_updates(got, want, "fp16")
+    compare_updates(got, want, spec)
 
 
 @pytest.mark.points(3)
@@ -108,20 +119,20 @@ def test_clips_real_scale_gradients(student, seed):
             "max_norm": rng.uniform(0.02, 0.1), "weights": [0.5, 0.5],
             "scaler": {"init_scale": 2.0 ** rng.randint(8, 12), "growth_interval": 1000}}
     got, want = run_both(student, spec)
-    compare_updates(got, want, "fp16")
+    compare_updates(got, want, spec)
 
 
 @pytest.mark.points(3)
 @pytest.mark.hint("TODO 12-13 (fp16): on a non-finite gradient skip the step, let the scaler back off, and "
                   "keep going on the next call.")
 def test_fp16_trajectory_with_overflow(student, seed):
-    """fp16 + Adam over 4 updates with NaN in one: skips, scales and parameters match"""
+    """fp16 + SGD with momentum over 4 updates with NaN in one: skips, scales and parameters match"""
     rng = random.Random(seed)
     spec = {"seed": rng.randrange(10**6), "precision": "fp16", "microbatches": 2, "updates": 4,
-            "optimizer": "adam", "lr": 0.01, "inject": {"1": {"microbatch": rng.randrange(2), "value": "nan"}},
+            "optimizer": "sgd_momentum", "lr": 0.05, "inject": {"1": {"microbatch": 1, "value": "nan"}},
             "scaler": {"init_scale": 2.0 ** rng.randint(8, 12), "growth_interval": 1}}
     got, want = run_both(student, spec)
-    compare_updates(got, want, "fp16")
+    compare_updates(got, want, spec)
     expect(math.isclose(got["final_scale"], want["final_scale"], rel_tol=1e-6),
            "the scaler's final scale differs: update() must run once per call, after the step or skip.")
 
@@ -132,10 +143,10 @@ def test_fp16_trajectory_with_overflow(student, seed):
 def test_bf16_skips_non_finite_without_scaler(student, seed):
     """bf16 with an inf input: no step, reason non_finite_gradient, scales 1.0"""
     rng = random.Random(seed)
-    spec = {"seed": rng.randrange(10**6), "precision": "bf16", "microbatches": 2, "updates": 2,
-            "inject": {"0": {"microbatch": rng.randrange(2), "value": rng.choice(["inf", "nan"])}}}
+    spec = {"seed": rng.randrange(10**6), "precision": "bf16", "microbatches": 2, "updates": 3,
+            "inject": {"0": {"microbatch": 1, "value": "inf"}, "2": {"microbatch": 0, "value": "nan"}}}
     got, want = run_both(student, spec)
-    compare_updates(got, want, "bf16")
+    compare_updates(got, want, spec)
     for report in got["reports"]:
         expect(report["scale_before"] == 1.0 and report["scale_after"] == 1.0,
                "without a scaler scale_before and scale_after are 1.0.")
@@ -149,7 +160,7 @@ def test_bf16_update_matches_reference(student, seed):
     spec = {"seed": rng.randrange(10**6), "precision": "bf16", "microbatches": 2, "updates": 2,
             "weights": random_weights(rng, 2), "max_norm": 1e3}
     got, want = run_both(student, spec)
-    compare_updates(got, want, "bf16")
+    compare_updates(got, want, spec)
 
 
 @pytest.mark.points(2)
@@ -187,9 +198,12 @@ def test_rejects_bad_precision_and_scaler(student, seed):
     """invalid precision/scaler combinations raise ValueError and leave the model untouched"""
     cases = ["unknown_precision", "fp16_without_scaler", "fp16_disabled_scaler", "fp32_with_scaler",
              "bf16_with_scaler"]
-    spec = {"seed": seed % 10**6, "cases": cases, "bad_precision": random.Random(seed).choice(["fp8", "FP16", "half"])}
-    got = value_of(student.scenario("training_step_errors", spec), FILE)
-    for case in cases:
+    got = value_of(student.scenario("training_step_errors", {"seed": seed % 10**6, "cases": cases,
+                                                              "bad_precision": "fp8"}), FILE)
+    upper = value_of(student.scenario("training_step_errors", {"seed": seed % 10**6, "bad_precision": "FP16",
+                                                                "cases": ["unknown_precision"]}), FILE)
+    got["unknown_precision (FP16)"] = upper["unknown_precision"]
+    for case in list(got):
         outcome = got[case]
         expect(raised_is(outcome["raised"], "ValueError"),
                f"{case.replace('_', ' ')}: expected ValueError, got "
@@ -219,7 +233,7 @@ def test_parameters_without_gradient(student, seed):
     spec = {"seed": seed % 10**6, "precision": "fp16", "microbatches": 2, "updates": 1, "frozen_layer": True,
             "scaler": {"init_scale": 1024.0}}
     got, want = run_both(student, spec)
-    compare_updates(got, want, "fp16")
+    compare_updates(got, want, spec)
 
 
 @pytest.mark.points(1)

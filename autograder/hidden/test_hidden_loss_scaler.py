@@ -65,7 +65,7 @@ def compare_runs(got, want, check_tracker=True):
 def test_update_scale_growth_interval(student, seed):
     """update_scale grows the scale exactly every growth_interval clean iterations"""
     rng = random.Random(seed)
-    interval, growth = rng.randint(3, 8), rng.choice([2.0, 4.0, 1.5])
+    interval, growth = rng.randint(3, 8), 4.0
     scale, tracker = float(2 ** rng.randint(4, 16)), 0
     want_scale, want_tracker = scale, 0
     for step in range(2 * interval + 1):
@@ -153,10 +153,12 @@ def test_scale_promotes_like_gradscaler(student, seed):
 def test_unscale_in_place_and_found_inf(student, seed):
     """unscale_ works in place on every grad and detects NaN/inf anywhere, like GradScaler"""
     rng = random.Random(seed)
-    for poison in (None, "nan", "inf", "-inf"):
-        spec = {"seed": rng.randrange(10**6), "dtype": rng.choice(["float32", "float64", "bfloat16"]),
+    # parameter 2's grad is a transposed (non-contiguous) view
+    for poison, dtype, param in ((None, "float32", 0), ("nan", "float32", 2), ("inf", "bfloat16", 1),
+                                 ("-inf", "float64", 0), (None, "float64", 0)):
+        spec = {"seed": rng.randrange(10**6), "dtype": dtype,
                 "scaler": {"init_scale": float(2 ** rng.randint(2, 14))},
-                "poison": poison, "poison_param": rng.choice([0, 1, 2]), "poison_index": rng.randrange(100)}
+                "poison": poison, "poison_param": param, "poison_index": rng.randrange(100)}
         got = value_of(student.scenario("scaler_unscale", spec), FILE)
         want = scenarios.scaler_unscale(gradscaler, spec)
         expect(got["same_objects"] is True, "unscale_ must modify param.grad in place, not replace it.")
@@ -215,11 +217,11 @@ def test_gradient_dtypes(student):
 def test_matches_gradscaler_sgd(student, seed):
     """SGD with momentum, inf/NaN injected: scales, skips, parameters and state match GradScaler"""
     rng = random.Random(seed)
-    iterations = rng.randint(7, 10)
-    inject = {str(i): rng.choice(["inf", "nan", "-inf"]) for i in rng.sample(range(1, iterations), 2)}
-    spec = {"seed": rng.randrange(10**6), "iterations": iterations, "optimizer": "sgd_momentum",
-            "inject": inject, "inject_param": rng.randrange(4), "inject_index": rng.randrange(50),
-            "scaler": {"init_scale": float(2 ** rng.randint(6, 12)), "growth_interval": rng.randint(1, 3),
+    # growth_interval 3 with overflows mid-count: the tracker's reset matters
+    spec = {"seed": rng.randrange(10**6), "iterations": 9, "optimizer": "sgd_momentum",
+            "inject": {"2": "nan", "4": "inf", "8": "-inf"}, "inject_param": rng.randrange(4),
+            "inject_index": rng.randrange(50),
+            "scaler": {"init_scale": float(2 ** rng.randint(6, 12)), "growth_interval": 3,
                        "growth_factor": 2.0, "backoff_factor": 0.5}}
     got = value_of(student.scenario("scaler_training", spec), FILE)
     compare_runs(got, scenarios.scaler_training(gradscaler, spec))
@@ -231,7 +233,7 @@ def test_matches_gradscaler_adam_with_clipping(student, seed):
     """Adam with unscale_ + clip_grad_norm_ before step matches GradScaler"""
     rng = random.Random(seed)
     spec = {"seed": rng.randrange(10**6), "iterations": 6, "optimizer": "adam", "lr": 0.01,
-            "explicit_unscale": True, "clip": rng.uniform(0.05, 0.5), "inject": {str(rng.randint(1, 4)): "nan"},
+            "explicit_unscale": True, "clip": rng.uniform(0.05, 0.5), "inject": {"3": "nan"},
             "scaler": {"init_scale": float(2 ** rng.randint(8, 14)), "growth_interval": 2,
                        "growth_factor": 4.0, "backoff_factor": 0.25}}
     got = value_of(student.scenario("scaler_training", spec), FILE)
@@ -243,8 +245,9 @@ def test_matches_gradscaler_adam_with_clipping(student, seed):
                   "the step and halve the scale until training proceeds.")
 def test_matches_gradscaler_real_fp16_overflow(student, seed):
     """FP16 autocast from scale 2**24: the real overflows and backoffs match GradScaler"""
-    rng = random.Random(seed)
-    spec = {"seed": rng.randrange(10**6), "iterations": 12, "autocast": "fp16",
+    # fixed data: how many real overflows happen depends on the data, and the
+    # verdict must not depend on the run's seed
+    spec = {"seed": 20261130, "iterations": 12, "autocast": "fp16",
             "scaler": {"init_scale": 2.0 ** 24, "growth_interval": 2}}
     got = value_of(student.scenario("scaler_training", spec), FILE)
     want = scenarios.scaler_training(gradscaler, spec)
