@@ -20,7 +20,7 @@ from autograder.static_checks import find_delegation
 _MAX_OUTPUT = 2500
 
 
-def test_seed(run_seed, nodeid):
+def per_test_seed(run_seed, nodeid):
     """A test's own seed: stable across test order, different for every run seed."""
     return zlib.crc32(f"{run_seed}:{nodeid.split('::')[-1]}".encode()) & 0x7FFFFFFF
 
@@ -44,7 +44,6 @@ class GradingPlugin:
         self.results = []
         self.collection_errors = []
         self._sandboxes = {}
-        self._items = {}
         self._started = {}
 
     # -- fixtures -----------------------------------------------------------
@@ -60,7 +59,7 @@ class GradingPlugin:
 
     @pytest.fixture
     def seed(self, request):
-        return test_seed(self.run_seed, request.node.nodeid)
+        return per_test_seed(self.run_seed, request.node.nodeid)
 
     @pytest.fixture
     def submission_source(self, request):
