@@ -21,6 +21,7 @@ import time
 import pytest
 
 from autograder import integrity
+from autograder.sandbox import limits as os_limits
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -302,7 +303,7 @@ def test_subprocess_isolation_gives_the_same_total(graded_class, tmp_path):
 
 
 def _descendants():
-    return batch._descendants(os.getpid())
+    return os_limits.descendants(os.getpid())
 
 
 @pytest.mark.slow
