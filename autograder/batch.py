@@ -317,7 +317,7 @@ def warm_up(include_hidden=True):
     import autograder.sandbox.worker  # noqa: F401
     from autograder.plugin import GradingPlugin
 
-    for optional in ("autograder.scenarios", "autograder.reference", "autograder.static_checks",
+    for optional in ("autograder.scenarios", "autograder.static_checks",
                      "autograder.lab_check", "autograder.integrity", "autograder.cli_grade"):
         with contextlib.suppress(ImportError):
             __import__(optional)
