@@ -13,5 +13,6 @@ def write_results(report, path):
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".results-", suffix=".json")
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         out.write(text + "\n")
+    os.chmod(temporary, 0o644)  # mkstemp makes it private; results are for students and TAs to read
     os.replace(temporary, path)
     return path
