@@ -189,10 +189,6 @@ def shape_t(shape, index):
     return tuple(reversed(shape)) if index == 2 else tuple(shape)
 
 
-MISUSE_CASES = ("double_unscale", "unscale_after_step", "double_step", "update_without_step",
-                "fp16_gradients", "bf16_gradients", "fp64_gradients")
-
-
 def scaler_misuse(make_scaler, spec):
     """Each case runs in a fresh scaler; returns the exception (class names) or None."""
     outcomes = {}
@@ -204,7 +200,7 @@ def scaler_misuse(make_scaler, spec):
         scaler = make_scaler(init_scale=8.0, growth_interval=1000)
         scaler.scale(torch.ones(()))
         param.grad = torch.full((4,), 16.0, dtype=dtype)
-        raised, grad_after = None, None
+        raised = None
         try:
             if case == "double_unscale":
                 scaler.unscale_(optimizer)
@@ -329,11 +325,6 @@ def training_steps(train_step, spec):
             "scaler_calls": None if scaler is None else dict(scaler.calls),
             "final_scale": None if scaler is None else float(scaler.get_scale()),
             "parameters": parameters_of(model), "optimizer_state": optimizer_state(optimizer)}
-
-
-TRAIN_STEP_ERROR_CASES = ("unknown_precision", "fp16_without_scaler", "fp16_disabled_scaler",
-                          "fp32_with_scaler", "bf16_with_scaler", "weights_wrong_length",
-                          "weights_negative", "weights_not_summing_to_one")
 
 
 def training_step_errors(train_step, spec):
