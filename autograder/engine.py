@@ -7,7 +7,6 @@ sandbox. Whatever a submission does, this returns a complete report.
 """
 import contextlib
 import io
-import json
 import os
 import pathlib
 import secrets
@@ -24,7 +23,6 @@ PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
 VISIBLE_DIR = PACKAGE_DIR / "visible"
 HIDDEN_DIR = PACKAGE_DIR / "hidden"
 MAX_SOURCE_BYTES = 1 * 2**20
-LAB_POINTS = 5.0
 TEST_TIMEOUT_S = 240  # backstop only: every sandbox call has its own, shorter limit
 
 
@@ -111,41 +109,6 @@ def run_suites(submission_copy, scratch, seed, include_hidden, limits=None):
     return results
 
 
-def _is_smoke_record(path):
-    """A CPU smoke run is a student's rehearsal, never a claim for GPU credit:
-    it must not add an unreachable optional test to their grade."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            level = json.load(handle).get("evidence_level", "")
-    except (OSError, ValueError, AttributeError):
-        return False
-    return isinstance(level, str) and level.startswith("cpu_smoke")
-
-
-def lab_results(submission_dir):
-    """The optional GPU-lab credit, when the student's repository holds a record."""
-    try:
-        from autograder import lab_check
-    except ImportError:
-        return []
-    submission = pathlib.Path(submission_dir).resolve()
-    records = []
-    for root in (submission, submission.parent):
-        records += [path for path in lab_check.find_records(root) if path not in records]
-    records = [path for path in records if not _is_smoke_record(path)]
-    if not records:
-        return []
-    verdicts = [(path, lab_check.check_file(path)) for path in records]
-    earned = [(path, verdict) for path, verdict in verdicts if verdict.earns_credit]
-    path, verdict = earned[0] if earned else verdicts[0]
-    reasons = "" if earned else "\n".join(f"- {reason}" for reason in verdict.reasons)
-    output = (f"{path.name}: earns the optional GPU credit." if earned
-              else f"{path.name}: no GPU credit yet.\n{reasons}")
-    return [TestResult(name="gpu_lab: benchmark record earns optional credit", module="gpu_lab",
-                       max_score=LAB_POINTS, score=LAB_POINTS if earned else 0.0, passed=bool(earned),
-                       output=output, visibility="visible", test_id="check_lab")]
-
-
 def _order(results):
     modules = list(MODULES) + ["gpu_lab", "grader"]
     return sorted(results, key=lambda t: (modules.index(t.module) if t.module in modules else 99,
@@ -179,6 +142,8 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
     tampered = guard.changes()
     if tampered:
         flags.append("grader files changed on disk while the submission ran: " + ", ".join(tampered[:10]))
+    from autograder.lab_credit import lab_results
+
     results += lab_results(submission_dir)
     return GradeReport(tests=_order(results), seed=seed, submission=str(submission_dir),
                        duration=time.monotonic() - started, flags=flags, notes=notes)

@@ -37,6 +37,12 @@ class GradeReport:
     duration: float = 0.0
     flags: list = field(default_factory=list)      # tamper and integrity warnings
     notes: list = field(default_factory=list)      # e.g. "hidden tests not available"
+    # What confined the student's code while it ran (autograder.sandbox.isolation):
+    # {"confined": bool, "fs": ..., "network": ..., "signals": ..., "process_namespace": ...,
+    #  "uid": ..., "scratch": ..., "clean_process": ..., "problems": [...]}; {} when no code ran.
+    isolation: dict = field(default_factory=dict)
+    # The optional GPU-lab record behind the gpu_lab test (autograder.lab_credit), or {}.
+    lab: dict = field(default_factory=dict)
 
     @property
     def score(self):
@@ -71,7 +77,8 @@ class GradeReport:
             "tests": [test.to_gradescope() for test in self.tests],
             "extra_data": {"seed": self.seed, "submission": self.submission, "flags": self.flags,
                            "modules": {m: {"score": _number(s), "max_score": _number(x)}
-                                       for m, (s, x) in self.by_module().items()}},
+                                       for m, (s, x) in self.by_module().items()},
+                           "isolation": self.isolation, "lab": self.lab},
         }
 
     @classmethod
@@ -83,7 +90,8 @@ class GradeReport:
                  for t in data.get("tests", [])]
         extra = data.get("extra_data", {})
         return cls(tests=tests, seed=extra.get("seed", 0), submission=extra.get("submission", ""),
-                   duration=data.get("execution_time", 0.0), flags=list(extra.get("flags", [])))
+                   duration=data.get("execution_time", 0.0), flags=list(extra.get("flags", [])),
+                   isolation=dict(extra.get("isolation") or {}), lab=dict(extra.get("lab") or {}))
 
     def as_dict(self):
         return asdict(self)

@@ -18,7 +18,7 @@ def repo(tmp_path):
 
 
 def lab_tests(repo, *records):
-    from autograder.engine import lab_results
+    from autograder.lab_credit import lab_results
 
     for source, label in records:
         shutil.copyfile(RECORDS / source, repo / RESULTS_DIR / f"train-amp-backward_{label}.json")
