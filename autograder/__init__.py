@@ -8,6 +8,10 @@ placed next to ``exercises/`` must never shadow the real packages in the judge.
 import os
 import sys
 
+# The grader writes no compiled caches into its own tree: any cache that appears
+# there while a submission runs was planted, and the grader-file guard says so.
+sys.dont_write_bytecode = True
+
 
 def _demote_working_directory():
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -11,10 +11,11 @@ import sys
 # command name -> module that implements it
 COMMANDS = {
     "grade": "autograder.cli_grade",
+    "classroom-report": "autograder.cli_classroom_report",
     "check-lab": "autograder.lab_check",
     "export-template": "autograder.template_export",
-    "grade-many": "autograder.batch",
-    "merge-scores": "autograder.batch",
+    "grade-many": "autograder.batch_cli",
+    "merge-scores": "autograder.batch_cli",
     "export-gradescope": "autograder.gradescope_export",
     "export-otter": "autograder.otter_export",
 }

@@ -8,14 +8,20 @@
 ``gh classroom clone student-repos`` lays them out) or just their ``exercises/``.
 
 Speed without sharing: this process imports torch, torch._dynamo, pytest and
-the grader (and loads the test modules) once; then, per student, it forks a
+the grader (and loads the test modules) once, and starts one sandbox zygote (a
+clean process that never sees any of that); then, per student, it forks a
 child that runs exactly what ``python -m autograder grade`` runs
-(:func:`autograder.engine.grade_submission`, same seed, same isolation: student
-code only ever runs in the sandbox workers that child forks) and writes
-``DIR/<student>/results.json`` itself. This process only reads that file back.
-A child that dies or outlives ``--timeout`` is killed with everything it
-started; that student gets a zero with the reason, nobody else is affected.
-Where ``fork`` does not exist (Windows) each student is a ``grade`` subprocess.
+(:func:`autograder.engine.grade_submission`, same seed, same isolation) through
+a channel of its own to the zygote, with a uid of its own when run as root, and
+writes ``DIR/<student>/results.json`` itself (see :mod:`autograder.batch_jobs`).
+Student code only ever runs in the boxes the zygote forks: nothing of this
+process is in their memory, and each dies with its whole process namespace.
+A child that dies or outlives ``--timeout`` is killed; that student gets a zero
+with the reason, nobody else is affected. Where ``fork`` does not exist
+(Windows) each student is a ``grade`` subprocess.
+
+Before grading, a probe box says what confinement this machine gives; without
+it the batch refuses to run unless ``--allow-unconfined`` is given.
 
 Everything a report needs is on disk: ``DIR/run.json`` (the seed, and per
 student the status, the reason and where the submission was found) plus each
@@ -23,34 +29,26 @@ student the status, the reason and where the submission was found) plus each
 are rebuilt from those after every run, so ``--only`` (re-grade one student)
 and ``merge-scores`` (join shards) produce the same files a single run would.
 """
-import argparse
 import collections
 import contextlib
-import datetime
 import io
-import json
 import os
 import pathlib
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import time
-import traceback
 
 from autograder import MODULES, integrity
+from autograder.batch_jobs import (CRASHED, NO_SUBMISSION, OK, RESULTS, STATUSES, TIMED_OUT,  # noqa: F401
+                                   ForkJob, SubprocessJob, _score_of, _write_report, kill_tree,
+                                   sweep_orphans, zero_report)
 from autograder.sandbox import limits as os_limits
+from autograder.sandbox import uids
 
-MANIFEST = "run.json"
-RESULTS = "results.json"
-CHILD_LOG = "grader.log"
 DEFAULT_TIMEOUT_S = 900.0   # > 3 modules x (import 30 s + budget 150 s): only a stuck grader hits it
 POLL_S = 0.02
-REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-OK, CRASHED, TIMED_OUT, NO_SUBMISSION = "ok", "crashed", "timed out", "no submission"
-STATUSES = (OK, CRASHED, TIMED_OUT, NO_SUBMISSION)
+RESERVE_NAME = ".grade-many-reserve"
+RESERVE_BYTES = 4 * 2**20   # room kept for run.json, scores.csv and report.md on a full disk
 
 
 class UsageError(Exception):
@@ -101,206 +99,6 @@ def select_shard(students, k, n):
     return [name for index, name in enumerate(sorted(students)) if index % n == k - 1]
 
 
-# -- one student's job -----------------------------------------------------------------------
-def grade_job(submission, seed, include_hidden, with_flags):
-    """What the child runs: the same call as ``python -m autograder grade``."""
-    from autograder.cli_grade import tamper_flags
-    from autograder.engine import grade_submission
-
-    flags = tamper_flags(submission) if with_flags else []
-    return grade_submission(submission, seed=seed, include_hidden=include_hidden, flags=flags)
-
-
-def zero_report(student, seed, status, reason, submission=""):
-    """The results.json of a student whose grading did not complete."""
-    from autograder.results import GradeReport, TestResult
-
-    test = TestResult(name=f"grader: {status}", module="grader", max_score=0.0, score=0.0,
-                      passed=False, visibility="visible",
-                      output=f"{reason}\nAsk the course staff to re-grade {student} "
-                             f"(seed {seed}).")
-    return GradeReport(tests=[test], seed=seed, submission=str(submission), notes=[reason])
-
-
-def _write_report(report, path):
-    from autograder.reports.gradescope import write_results
-
-    write_results(report, path)
-
-
-class _Job:
-    """One student: started, polled, maybe killed. Subclasses: fork or subprocess."""
-
-    def __init__(self, student, submission, layout, out_dir, seed, include_hidden, timeout):
-        self.student = student
-        self.submission = submission
-        self.layout = layout
-        self.out_dir = pathlib.Path(out_dir)
-        self.results = self.out_dir / RESULTS
-        self.log = self.out_dir / CHILD_LOG
-        self.seed = seed
-        self.include_hidden = include_hidden
-        self.timeout = timeout
-        self.started = None
-        self.pid = None
-
-    def prepare(self):
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        for stale in (self.results, self.log):
-            with contextlib.suppress(FileNotFoundError):
-                stale.unlink()
-
-    def elapsed(self):
-        return time.monotonic() - self.started
-
-    def _verdict(self, exit_description, clean_exit):
-        """(status, reason) once the process is gone."""
-        if not clean_exit:
-            return CRASHED, f"the grader stopped before finishing ({exit_description})"
-        if _score_of(self.results) is None:
-            return CRASHED, f"the grader left no readable results ({exit_description})"
-        return OK, ""
-
-
-def _describe_status(status):
-    if os.WIFSIGNALED(status):
-        return f"killed by signal {os.WTERMSIG(status)}"
-    return f"exit code {os.WEXITSTATUS(status)}"
-
-
-class ForkJob(_Job):
-    """POSIX: fork this pre-imported process; the child grades and writes results.json."""
-
-    def start(self):
-        self.prepare()
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        self.started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            _child_main(self)  # never returns
-        self.pid = pid
-
-    def poll(self):
-        try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:  # reaped elsewhere: judge by the file
-            return self._verdict("exit status unknown", True)
-        if pid == 0:
-            return None
-        return self._verdict(_describe_status(status), os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0)
-
-    def kill(self):
-        kill_tree(self.pid)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
-
-
-def _child_main(job):
-    """The forked child: grade, write results.json, ``os._exit``. Never returns."""
-    code = 70
-    try:
-        os.setpgid(0, 0)  # Ctrl-C reaches the batch parent only; it cleans up
-        for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), signal.SIG_DFL)
-        log = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(log)
-        os.close(null)
-        report = grade_job(job.submission, job.seed, job.include_hidden, job.layout == "repo")
-        _write_report(report, job.results)
-        code = 0
-    except BaseException:  # noqa: B036 - the child must always reach os._exit
-        with contextlib.suppress(BaseException):
-            traceback.print_exc()
-    finally:
-        with contextlib.suppress(BaseException):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
-
-
-class SubprocessJob(_Job):
-    """No fork (Windows) or ``--isolation subprocess``: one ``grade`` process per student."""
-
-    def start(self):
-        self.prepare()
-        command = [sys.executable, "-m", "autograder", "grade", "--submission",
-                   str(pathlib.Path(self.submission).resolve()), "--results", str(self.results.resolve()),
-                   "--seed", str(self.seed), "--quiet"]
-        if not self.include_hidden:
-            command.append("--visible-only")
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
-        options = {"cwd": str(self.out_dir), "stdin": subprocess.DEVNULL, "env": env}
-        if os.name == "nt":
-            options["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
-        else:
-            options["start_new_session"] = True
-        self.started = time.monotonic()
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, **options)
-        self.pid = self.proc.pid
-
-    def poll(self):
-        code = self.proc.poll()
-        if code is None:
-            return None
-        if code == 1:  # grade's own failure (it wrote a crash report): say so
-            return CRASHED, "the grader failed on this submission (exit code 1, see grader.log)"
-        return self._verdict(f"exit code {code}", code == 0)
-
-    def kill(self):
-        if os.name != "nt":
-            kill_tree(self.pid)
-        with contextlib.suppress(OSError):
-            self.proc.kill()
-        with contextlib.suppress(Exception):
-            self.proc.wait(timeout=10)
-
-
-# -- process hygiene -------------------------------------------------------------------------
-def kill_tree(pid):
-    """SIGKILL ``pid``, its process group and every descendant (they may have
-    left the group with setsid: found through /proc on Linux). Reaps only ``pid``'s
-    orphans that were re-parented to us, never other children of this process."""
-    for _ in range(3):  # a fork bomb may add processes while we sweep
-        victims = os_limits.descendants(pid)
-        for victim in victims:
-            with contextlib.suppress(OSError):
-                os.kill(victim, signal.SIGKILL)
-        if not victims:
-            break
-    with contextlib.suppress(OSError, AttributeError):
-        os.killpg(pid, signal.SIGKILL)
-    with contextlib.suppress(OSError):
-        os.kill(pid, signal.SIGKILL)
-
-
-def sweep_orphans(keep):
-    """Kill and reap our direct children that are not jobs in ``keep``: processes a
-    dead grading child left behind, re-parented to this subreaper."""
-    if not os.path.isdir("/proc"):
-        return 0
-    me, swept = os.getpid(), 0
-    for pid in os_limits.children(me):
-        if pid in keep:
-            continue
-        kill_tree(pid)
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, 0)
-        swept += 1
-    return swept
-
-
-# -- the grader's own files ----------------------------------------------------------------------
-
-
 # -- warm-up: the fixed costs, paid once ---------------------------------------------------------
 def warm_up(include_hidden=True):
     """Import what every grade imports and load the test modules, so each forked
@@ -314,12 +112,13 @@ def warm_up(include_hidden=True):
     import autograder.judge  # noqa: F401
     import autograder.reports.gradescope  # noqa: F401
     import autograder.results  # noqa: F401
-    import autograder.sandbox.worker  # noqa: F401
     from autograder.plugin import GradingPlugin
 
-    for optional in ("autograder.scenarios", "autograder.static_checks",
-                     "autograder.lab_check", "autograder.integrity", "autograder.cli_grade"):
-        with contextlib.suppress(ImportError):
+    engine.preload_judge()
+    for optional in ("autograder.scenarios", "autograder.static_checks", "autograder.batch_manifest",
+                     "autograder.lab_check", "autograder.integrity", "autograder.cli_grade",
+                     "autograder.reports.class_report", "matplotlib", "matplotlib.pyplot"):
+        with contextlib.suppress(ImportError):  # the report is written after student code ran
             __import__(optional)
     # A collect-only session imports the visible and hidden test modules (and
     # whatever inputs they build at import time). Children reuse them: pytest's
@@ -330,10 +129,9 @@ def warm_up(include_hidden=True):
     saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
-        with tempfile.TemporaryDirectory(prefix="amp-warm-") as scratch, \
-                contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stdout(io.StringIO()):
             pytest.main(list(suite_args(include_hidden)) + ["--collect-only"],
-                         plugins=[GradingPlugin(scratch, scratch, 0)])
+                         plugins=[GradingPlugin({}, 0)])
     except Exception:  # noqa: BLE001 - a warm-up failure only costs speed
         pass
     finally:
@@ -387,22 +185,54 @@ def _fork_available():
     return hasattr(os, "fork") and os.name == "posix"
 
 
-def _score_of(results_path):
+def check_confinement(boxes, allow_unconfined, warnings):
+    """Probe what a box gets here; refuse to grade a class unconfined unless allowed."""
+    from autograder.sandbox import isolation as isolation_report
+    from autograder.sandbox.boxes import probe_isolation
+    from autograder.sandbox.client import Limits
+
     try:
-        data = json.loads(pathlib.Path(results_path).read_text(encoding="utf-8"))
-        return f"{data['score']}/{data['max_score']}"
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        report = probe_isolation(boxes, Limits())
+    except Exception as exc:  # noqa: BLE001 - a probe that fails is no confinement
+        report = {"confined": False, "problems": [f"the sandbox probe failed: {exc}"]}
+    if not report.get("confined"):
+        text = isolation_report.summary(report) + "".join(
+            f"\n  - {problem}" for problem in report.get("problems") or [])
+        if not allow_unconfined:
+            raise UsageError("student code would run without full confinement on this machine:\n  "
+                             + text + "\nRun as root, enable unprivileged user namespaces and Landlock, "
+                             "or pass --allow-unconfined to grade anyway (the report will say so).")
+        warnings.append("graded WITHOUT full confinement (--allow-unconfined): " + text)
+    return report
+
+
+def _reserve(output_dir):
+    """Keep room for the class report: a file given back just before it is written."""
+    path = pathlib.Path(output_dir) / RESERVE_NAME
+    try:
+        with open(path, "wb") as reserve:
+            reserve.write(b"\0" * RESERVE_BYTES)
+    except OSError:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    return path
+
+
+def release_reserve(output_dir):
+    with contextlib.suppress(OSError):
+        (pathlib.Path(output_dir) / RESERVE_NAME).unlink()
 
 
 def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEOUT_S,
               include_hidden=True, isolation=None, progress=True, manifest_entries=None, warnings=None,
-              guard_dir=None):
+              guard_dir=None, allow_unconfined=False, info=None):
     """Grade ``students`` (folder names under ``root``); return ``{student: entry}``
     where entry has ``status``, ``reason``, ``submission``, ``layout``, ``seed``, ``seconds``.
     Changes to the grader's own files (``guard_dir``, default the package) seen meanwhile
     are undone and appended to ``warnings``; ``AMP_GRADER_GUARD=0`` turns that off (for
-    grader developers editing the package while a batch runs)."""
+    grader developers editing the package while a batch runs). ``info`` (a dict)
+    receives ``isolation``: what the probe box got on this machine."""
+    from autograder.sandbox.boxes import start_boxes
 
     root, output_dir = pathlib.Path(root), pathlib.Path(output_dir)
     isolation = isolation or ("fork" if _fork_available() else "subprocess")
@@ -410,6 +240,10 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
         raise UsageError("--isolation fork needs os.fork (POSIX)")
     jobs = max(1, int(jobs or _cpu_count()))
     entries = {} if manifest_entries is None else manifest_entries
+    warnings = [] if warnings is None else warnings
+    info = {} if info is None else info
+    output_dir.mkdir(parents=True, exist_ok=True)
+    _reserve(output_dir)
     pending = collections.deque()
     bar = Progress(len(students), enabled=progress)
     for student in students:
@@ -418,10 +252,9 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
                  "submission": _relative(submission, root) if submission else ""}
         entries[student] = entry
         if submission is None:
-            (output_dir / student).mkdir(parents=True, exist_ok=True)
             entry.update(status=NO_SUBMISSION, reason=reason)
-            _write_report(zero_report(student, seed, NO_SUBMISSION, reason, root / student),
-                          output_dir / student / RESULTS)
+            _safe_write(zero_report(student, seed, NO_SUBMISSION, reason, root / student),
+                        output_dir / student / RESULTS, entry)
             bar.update(student, NO_SUBMISSION)
             continue
         job_class = ForkJob if isolation == "fork" else SubprocessJob
@@ -429,13 +262,28 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
                                  include_hidden, timeout))
     if not pending:
         return entries
-    if isolation == "fork":
-        if progress:
-            print("grade-many: loading torch and the grader once for all students...", file=sys.stderr)
-        warm_up(include_hidden)
+    boxes = start_boxes() if isolation == "fork" else None  # the zygote loads torch meanwhile
+    try:
+        if isolation == "fork":
+            if progress:
+                print("grade-many: loading torch and the grader once for all students...", file=sys.stderr)
+            warm_up(include_hidden)
+        os_limits.protect_judge()
+        probe_boxes = boxes or start_boxes()  # each `grade` subprocess starts the same kind
+        try:
+            info["isolation"] = check_confinement(probe_boxes, allow_unconfined, warnings)
+        finally:
+            if probe_boxes is not boxes:
+                probe_boxes.close()
+        return _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir)
+    finally:
+        if boxes is not None:
+            boxes.close()
+
+
+def _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir):
     bar.started = time.monotonic()  # the ETA counts grading only
     guard = integrity.GraderGuard(guard_dir) if os.environ.get("AMP_GRADER_GUARD", "1") != "0" else None
-    warnings = [] if warnings is None else warnings
 
     def _guard(suspects):
         changed = guard.restore() if guard is not None else []
@@ -457,6 +305,9 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
         while pending or active:
             while pending and len(active) < jobs:
                 job = pending.popleft()
+                if boxes is not None:  # a channel and a uid of its own for this student
+                    job.channel = boxes.new_channel()
+                    job.uid = uids.allocate(1, avoid=[other.uid for other in active])[0]
                 job.start()
                 active.append(job)
             time.sleep(POLL_S)
@@ -512,8 +363,23 @@ def _finish(job, verdict, entries):
     status, reason = verdict
     entry = entries[job.student]
     entry.update(status=status, reason=reason, seconds=round(job.elapsed(), 2))
+    if job.uid is not None:  # nothing of this student may outlive its row
+        leftovers = uids.kill_leftovers(job.uid)
+        if leftovers:
+            entry["reason"] = (reason + "; " if reason else "") + \
+                f"{leftovers} process(es) of this student were killed after grading"
     if status != OK:
-        _write_report(zero_report(job.student, job.seed, status, reason, job.submission), job.results)
+        _safe_write(zero_report(job.student, job.seed, status, reason, job.submission), job.results, entry)
+
+
+def _safe_write(report, path, entry):
+    """A full disk costs this student's row, not the batch."""
+    try:
+        pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
+        _write_report(report, path)
+    except OSError as exc:
+        entry.update(status=CRASHED, reason=f"{entry.get('reason') or 'not graded'}; its results "
+                                            f"could not be written ({exc.strerror or exc})")
 
 
 def _relative(path, root):
@@ -530,218 +396,3 @@ def _cpu_count():
         return os.cpu_count() or 1
 
 
-# -- the manifest ------------------------------------------------------------------------------
-def read_manifest(output_dir):
-    path = pathlib.Path(output_dir) / MANIFEST
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except ValueError as exc:
-        raise UsageError(f"{path}: not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("students"), dict):
-        raise UsageError(f"{path}: not a grade-many manifest")
-    return data
-
-
-def write_manifest(output_dir, manifest):
-    path = pathlib.Path(output_dir) / MANIFEST
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{MANIFEST}.tmp")
-    temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-# -- commands ----------------------------------------------------------------------------------
-def add_parser(subparsers):
-    many = subparsers.add_parser(
-        "grade-many", help="grade one folder per student and write a class report",
-        description="Grade every student folder in ROOT (a clone of each repository, as "
-                    "`gh classroom clone student-repos` lays them out, or just its exercises/). "
-                    "Writes DIR/scores.csv, DIR/<student>/results.json, DIR/report.md and charts.")
-    many.add_argument("root", metavar="ROOT", help="folder with one sub-folder per student")
-    many.add_argument("--output-dir", "-o", required=True, metavar="DIR")
-    many.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
-                      help="students graded at once (default: the number of CPUs)")
-    many.add_argument("--seed", type=int, default=None,
-                      help="the run's seed, used for every student (default: random, or the seed "
-                           "recorded in DIR/run.json when re-grading with --only)")
-    many.add_argument("--shard", default=None, metavar="K/N",
-                      help="grade only the K-th of N deterministic slices of ROOT (1-based)")
-    many.add_argument("--only", action="append", default=None, metavar="STUDENT",
-                      help="re-grade only this student (repeatable); updates DIR's CSV and report")
-    many.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                      help=f"wall-clock limit per student (default {DEFAULT_TIMEOUT_S:g})")
-    many.add_argument("--visible-only", action="store_true", help="run only the visible tests")
-    many.add_argument("--isolation", choices=("fork", "subprocess"), default=None,
-                      help="fork a pre-imported worker per student (default on POSIX) or start a "
-                           "`grade` subprocess per student (default elsewhere)")
-    many.add_argument("--no-progress", action="store_true", help="no progress output")
-    many.set_defaults(func=run_grade_many)
-
-    merge = subparsers.add_parser(
-        "merge-scores", help="join the output folders of grade-many shards into one report",
-        description="Join grade-many output folders (e.g. one per --shard K/N) into one "
-                    "DIR/scores.csv, DIR/report.md and charts.")
-    merge.add_argument("inputs", nargs="+", metavar="SHARD_DIR")
-    merge.add_argument("--output-dir", "-o", required=True, metavar="DIR")
-    merge.set_defaults(func=run_merge_scores)
-    return many
-
-
-def run_grade_many(args):
-    try:
-        return _grade_many(args)
-    except UsageError as exc:
-        print(f"grade-many: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("grade-many: interrupted", file=sys.stderr)
-        return 130
-
-
-def _grade_many(args):
-    from autograder.engine import new_seed
-    from autograder.reports import class_report
-
-    root, output_dir = pathlib.Path(args.root), pathlib.Path(args.output_dir)
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    students = [s for s in discover(root) if (root / s).resolve() != output_dir.resolve()]
-    shard = parse_shard(args.shard) if args.shard else None
-    previous = read_manifest(output_dir)
-    if args.only:
-        unknown = sorted(set(args.only) - set(students))
-        if unknown:
-            raise UsageError(f"--only: no such student folder in {root}: {', '.join(unknown)}")
-        chosen = sorted(set(args.only))
-        if shard:
-            chosen = [s for s in chosen if s in select_shard(students, *shard)]
-    else:
-        chosen = select_shard(students, *shard) if shard else students
-    seed = args.seed
-    if seed is None and args.only and previous:
-        seed = previous.get("seed")
-    seed = new_seed() if seed is None else int(seed)
-
-    keep = previous if (args.only and previous) else None
-    manifest = keep or {"students": {}}
-    manifest.update({
-        "version": 1, "seed": manifest.get("seed", seed) if keep else seed,
-        "root": str(root.resolve()), "visible_only": bool(args.visible_only),
-        "shard": f"{shard[0]}/{shard[1]}" if shard else manifest.get("shard"),
-        "class_size": len(students), "started": _now(),
-    })
-    if not keep and shard:
-        manifest["shard_students"] = chosen
-    print(f"grade-many: {len(chosen)} of {len(students)} student folder(s) in {root}"
-          + (f", shard {shard[0]}/{shard[1]}" if shard else "") + f"; seed {seed}", file=sys.stderr)
-    started = time.monotonic()
-    warnings = []
-    interrupted = False
-    try:
-        entries = run_batch(root, output_dir, chosen, seed, jobs=args.jobs, timeout=args.timeout,
-                            include_hidden=not args.visible_only, isolation=args.isolation,
-                            progress=not args.no_progress, manifest_entries=manifest["students"],
-                            warnings=warnings)
-    except BatchInterrupted as exc:
-        entries, interrupted = exc.entries, True
-        warnings.append("the batch was interrupted: students marked 'crashed' with reason "
-                        "'interrupted' were not graded (re-grade them with --only)")
-    manifest["warnings"] = (manifest.get("warnings", []) if keep else []) + warnings
-    for warning in warnings:
-        print(f"grade-many: warning: {warning}", file=sys.stderr)
-    manifest["students"] = entries
-    manifest["finished"] = _now()
-    write_manifest(output_dir, manifest)
-    outputs = class_report.write_all(output_dir, manifest)
-    wall = time.monotonic() - started
-    counts = collections.Counter(entries[s]["status"] for s in chosen)
-    problems = ", ".join(f"{counts[s]} {s}" for s in STATUSES[1:] if counts[s])
-    per = wall / len(chosen) if chosen else 0.0
-    print(f"grade-many: graded {len(chosen)} student(s) in {wall:.1f} s ({per:.2f} s each)"
-          + (f"; {problems}" if problems else ""), file=sys.stderr)
-    for path in outputs:
-        print(f"wrote {path}")
-    return 130 if interrupted else 0
-
-
-def run_merge_scores(args):
-    try:
-        return _merge_scores(args)
-    except UsageError as exc:
-        print(f"merge-scores: {exc}", file=sys.stderr)
-        return 2
-
-
-def merge_manifests(manifests):
-    """One manifest from several shard manifests: students joined, coverage checked."""
-    merged = {"version": 1, "students": {}, "merged_from": [], "warnings": []}
-    seeds, shards = set(), collections.defaultdict(set)
-    for source, manifest in manifests:
-        merged["merged_from"].append(str(source))
-        seeds.add(manifest.get("seed"))
-        if manifest.get("shard"):
-            k, n = parse_shard(manifest["shard"])
-            shards[n].add(k)
-        for student, entry in manifest["students"].items():
-            if student in merged["students"]:
-                merged["warnings"].append(f"{student} appears in more than one input; "
-                                          f"kept the one from {source}")
-            merged["students"][student] = dict(entry, source=str(source))
-        for key in ("root", "visible_only", "class_size"):
-            merged.setdefault(key, manifest.get(key))
-        merged["warnings"] += [f"{source}: {w}" for w in manifest.get("warnings", [])]
-    for n, found in sorted(shards.items()):
-        missing = sorted(set(range(1, n + 1)) - found)
-        if missing:
-            merged["warnings"].append("shards missing: " + ", ".join(f"{k}/{n}" for k in missing))
-    if len(shards) > 1:
-        merged["warnings"].append("the inputs were sharded with different N: "
-                                  + ", ".join(str(n) for n in sorted(shards)))
-    seeds.discard(None)
-    merged["seed"] = next(iter(seeds)) if len(seeds) == 1 else None
-    if len(seeds) > 1:
-        merged["warnings"].append("the inputs were graded with different seeds (each student's "
-                                  "seed is in scores.csv)")
-    merged["shard"] = None
-    return merged
-
-
-def _merge_scores(args):
-    from autograder.reports import class_report
-
-    output_dir = pathlib.Path(args.output_dir)
-    manifests = []
-    for name in args.inputs:
-        source = pathlib.Path(name)
-        manifest = read_manifest(source)
-        if manifest is None:
-            raise UsageError(f"{source}: no {MANIFEST} (not a grade-many output folder)")
-        manifests.append((source, manifest))
-    merged = merge_manifests(manifests)
-    merged["finished"] = _now()
-    output_dir.mkdir(parents=True, exist_ok=True)
-    for source, manifest in manifests:
-        if source.resolve() == output_dir.resolve():
-            continue
-        for student in manifest["students"]:
-            if merged["students"][student]["source"] != str(source):
-                continue
-            if (source / student).is_dir():
-                shutil.copytree(source / student, output_dir / student, dirs_exist_ok=True)
-    write_manifest(output_dir, merged)
-    outputs = class_report.write_all(output_dir, merged)
-    for warning in merged["warnings"]:
-        print(f"merge-scores: warning: {warning}", file=sys.stderr)
-    print(f"merge-scores: {len(merged['students'])} student(s) from {len(manifests)} input(s)",
-          file=sys.stderr)
-    for path in outputs:
-        print(f"wrote {path}")
-    return 0

@@ -51,19 +51,43 @@ def _crash_report(submission, seed, message):
     return GradeReport(tests=[test], seed=seed or 0, submission=str(submission))
 
 
+def print_report(text, stream=None, environ=None):
+    """Print a rendered report; inside GitHub Actions, fenced by a fresh
+    ``::stop-commands::`` token so that no line of it can act as a workflow command."""
+    from autograder.reports import safe_text
+
+    stream = stream or sys.stdout
+    text = safe_text.terminal_block(text)
+    if (environ if environ is not None else os.environ).get("GITHUB_ACTIONS") == "true":
+        text = safe_text.fence_for_actions(text)
+    stream.write(text + "\n")  # one write: the fence is never left open between two
+    stream.flush()
+
+
+def warn(message):
+    from autograder.reports import safe_text
+
+    print(safe_text.terminal_block(message), file=sys.stderr)
+
+
 def write_outputs(report, args):
-    from autograder.reports import classroom, gradescope, summary_md, terminal
+    from autograder.reports import gradescope, github_files, summary_md, terminal
 
     gradescope.write_results(report, args.results)
     if args.classroom:
-        if classroom.append_github_output(report) is None:
-            print("--classroom: $GITHUB_OUTPUT is not set; wrote only", args.results, file=sys.stderr)
+        # The payload is built from the results file just written, by the same
+        # code as `classroom-report`: Classroom gets exactly what results.json says.
+        from autograder.cli_classroom_report import publish
+
+        written, error = publish(args.results)
+        if not written:
+            warn(f"--classroom: $GITHUB_OUTPUT is not set; wrote only {args.results}")
+        if error:
+            warn(f"--classroom: {error}")
     summary = args.summary or (os.environ.get("GITHUB_STEP_SUMMARY") if args.classroom else None)
     if summary:
-        with open(summary, "a", encoding="utf-8") as out:
-            out.write(summary_md.render(report))
-    print(terminal.render(report, show_output=not args.quiet))
-    print(f"results written to {args.results}")
+        github_files.append_summary(summary, summary_md.render(report))
+    print_report(terminal.render(report, show_output=not args.quiet) + f"\nresults written to {args.results}")
 
 
 def run(args):
@@ -81,13 +105,13 @@ def run(args):
             report = grade_submission(submission, seed=args.seed, include_hidden=not args.visible_only,
                                       flags=tamper_flags(submission))
     except Exception as exc:  # the grader's own failure: still leave a result behind
-        traceback.print_exc()
+        warn(traceback.format_exc())  # may quote student text: shown escaped
         report = _crash_report(submission, args.seed, f"{type(exc).__name__}: {exc}")
         usage_error = usage_error or "internal error"
         write_outputs(report, args)
         return 1
     write_outputs(report, args)
     if usage_error:
-        print(usage_error, file=sys.stderr)
+        warn(usage_error)
         return 2
     return 0

@@ -1,28 +1,32 @@
-"""Grade one submission: copy its modules to a scratch folder, run the visible
-and hidden suites in-process with :class:`~autograder.plugin.GradingPlugin`,
-add the optional GPU-lab credit, and return a :class:`~autograder.results.GradeReport`.
+"""Grade one submission: start the sandbox's zygote, take the contract files
+into a grading area, run the visible and hidden suites in-process with
+:class:`~autograder.plugin.GradingPlugin`, add the optional GPU-lab credit,
+and return a :class:`~autograder.results.GradeReport`.
 
 The judge never imports student code; the suites reach it only through the
 sandbox. Whatever a submission does, this returns a complete report.
+
+Order matters: the zygote is started first (a fresh process: nothing of the
+judge is in it), then everything the judge will ever import is imported,
+before the first box runs student code -- nothing the judge loads later can
+have been written by a student.
 """
 import contextlib
 import io
 import os
 import pathlib
 import secrets
-import shutil
-import stat
 import tempfile
 import time
 
-from autograder import MODULES, integrity
+from autograder import MODULES, integrity, submission
 from autograder.results import GradeReport, TestResult
+from autograder.sandbox import isolation, uids
 from autograder.sandbox import limits as os_limits
 
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
 VISIBLE_DIR = PACKAGE_DIR / "visible"
 HIDDEN_DIR = PACKAGE_DIR / "hidden"
-MAX_SOURCE_BYTES = 1 * 2**20
 TEST_TIMEOUT_S = 240  # backstop only: every sandbox call has its own, shorter limit
 
 
@@ -47,20 +51,26 @@ def hidden_tests_available():
     return any(HIDDEN_DIR.glob("test_*.py"))
 
 
-def copy_submission(submission_dir, destination):
-    """Copy the top-level ``*.py`` files of a submission (no links, no folders,
-    nothing huge) into ``destination``, readable by an unprivileged worker."""
-    destination.mkdir(parents=True)
-    os.chmod(destination, 0o755)
-    copied = []
-    for path in sorted(pathlib.Path(submission_dir).glob("*.py")):
-        info = path.lstat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
-            continue
-        shutil.copyfile(path, destination / path.name)
-        os.chmod(destination / path.name, 0o644)
-        copied.append(path.name)
-    return copied
+def preload_judge():
+    """Import now whatever the judge uses after student code has run: reports,
+    lab checks, pytest and torch's lazily imported parts."""
+    import pytest  # noqa: F401
+    import torch
+    import torch._dynamo  # noqa: F401  (optimizer.step imports it on first use)
+
+    import autograder.judge  # noqa: F401
+    import autograder.lab_credit  # noqa: F401
+    import autograder.plugin  # noqa: F401
+    import autograder.reports.gradescope  # noqa: F401
+    import autograder.static_checks  # noqa: F401
+    for optional in ("autograder.reports.terminal", "autograder.reports.summary_md",
+                     "autograder.reports.classroom", "autograder.reports.safe_text",
+                     "autograder.reports.results_file", "autograder.reports.github_files",
+                     "autograder.reports.isolation_view", "autograder.reports.tidy",
+                     "autograder.cli_classroom_report"):
+        with contextlib.suppress(ImportError):
+            __import__(optional)
+    torch.set_num_threads(1)  # deterministic and fair under --jobs
 
 
 def _suite_args(include_hidden):
@@ -71,6 +81,9 @@ def _suite_args(include_hidden):
         "-c", str(PACKAGE_DIR / "suite.ini"), "--rootdir", str(PACKAGE_DIR),
         "--confcutdir", str(PACKAGE_DIR), "--import-mode=importlib",
         "-p", "no:cacheprovider", "-p", "pytest_timeout", "-o", f"timeout={TEST_TIMEOUT_S}",
+        # No assertion rewriting: the suites judge with expect(), and pytest would
+        # otherwise load its own compiled caches of them from the grader's tree.
+        "--assert=plain",
         # Feedback is built from the exception itself; pytest's own tracebacks
         # only cost time (kept with AUTOGRADER_DEBUG for staff).
         "--tb=" + ("long" if os.environ.get("AUTOGRADER_DEBUG") else "no"),
@@ -78,17 +91,12 @@ def _suite_args(include_hidden):
     ]
 
 
-def run_suites(submission_copy, scratch, seed, include_hidden, limits=None):
+def run_suites(sandboxes, seed, include_hidden):
     import pytest
-    import torch
-    # optimizer.step() imports torch._dynamo on first use (~2 s). Import it once
-    # here so that every forked worker inherits it instead of paying again.
-    import torch._dynamo  # noqa: F401
 
     from autograder.plugin import GradingPlugin
 
-    torch.set_num_threads(1)  # deterministic, fork-safe, fair under --jobs
-    plugin = GradingPlugin(str(submission_copy), str(scratch), seed, limits)
+    plugin = GradingPlugin(sandboxes, seed)
     log = io.StringIO()  # pytest's own terminal output: the report is ours
     saved_env = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # no plugins a student could install
@@ -100,12 +108,31 @@ def run_suites(submission_copy, scratch, seed, include_hidden, limits=None):
             os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
         else:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved_env
-        os_limits.kill_descendants()
+        for sandbox in sandboxes.values():
+            sandbox.close()
     results = plugin.results
     if plugin.collection_errors:
         results.append(TestResult(
             name="grader: test collection", module="grader", max_score=0.0, score=0.0, passed=False,
             output="Some grader tests could not be loaded; tell the course staff.", visibility="visible"))
+    return results
+
+
+DELEGATION_MESSAGE = ("loss_scaler.py used PyTorch's own scaler machinery while it was graded ({what}). "
+                      "Module 2 must be built by hand (no torch.amp.GradScaler or subclass of it, no "
+                      "torch.cuda.amp/torch.cpu.amp scalers, no torch._amp_* operators, however they "
+                      "are reached), so it earns no points until that is removed.")
+
+
+def apply_delegation_verdict(results, delegation):
+    """Module 2 earns nothing once the worker saw it reach for torch's scaler."""
+    if not delegation:
+        return results
+    message = DELEGATION_MESSAGE.format(what=", ".join(delegation[:3]))
+    for test in results:
+        if test.module == "loss_scaler" and test.max_score:
+            test.score, test.passed = 0.0, False
+            test.output = message
     return results
 
 
@@ -115,35 +142,63 @@ def _order(results):
                                           t.visibility != "visible"))
 
 
-def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None, flags=None):
+def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None, flags=None,
+                     boxes=None, uid=None):
     """Grade ``submission_dir`` and return a complete :class:`GradeReport`.
 
+    ``boxes``: a started box factory to reuse (batch grading hands each student
+    a channel to its zygote); by default this grade starts its own. ``uid``: the
+    student's uid when running as root (default: a fresh unused one).
     Grader files the submission changed on disk are flagged here; batch grading
     also restores them between students (:class:`autograder.integrity.GraderGuard`)."""
+    from autograder import lab_credit
+    from autograder.sandbox.boxes import start_boxes
+    from autograder.sandbox.client import Sandbox
+
     seed = new_seed() if seed is None else int(seed)
     started = time.monotonic()
-    guard = integrity.GraderGuard(PACKAGE_DIR)
-    os_limits.become_subreaper()
-    notes = []
-    if include_hidden and not hidden_tests_available():
-        notes.append("Hidden tests are not available here: only the visible tests were run. "
-                     "Your final grade also includes hidden tests.")
-    with tempfile.TemporaryDirectory(prefix="amp-grade-") as scratch:
-        scratch = pathlib.Path(scratch)
-        os.chmod(scratch, 0o755)
-        copy = scratch / "submission"
-        copied = copy_submission(submission_dir, copy)
-        present = [m for m in MODULES if f"{m}.py" in copied]
-        if not present:
-            notes.append(f"No exercise module found in {submission_dir}: expected "
-                         + ", ".join(f"{m}.py" for m in MODULES) + ".")
-        results = run_suites(copy, scratch, seed, include_hidden, limits or limits_from_env())
-    flags = list(flags or [])
-    tampered = guard.changes()
-    if tampered:
-        flags.append("grader files changed on disk while the submission ran: " + ", ".join(tampered[:10]))
-    from autograder.lab_credit import lab_results
-
-    results += lab_results(submission_dir)
-    return GradeReport(tests=_order(results), seed=seed, submission=str(submission_dir),
-                       duration=time.monotonic() - started, flags=flags, notes=notes)
+    own_boxes = boxes is None
+    if own_boxes:
+        boxes = start_boxes()  # the zygote imports torch while we do
+    try:
+        guard = integrity.GraderGuard(PACKAGE_DIR)
+        preload_judge()
+        os_limits.protect_judge()
+        if uid is None:
+            uid = uids.allocate(1)[0]
+        notes = []
+        if include_hidden and not hidden_tests_available():
+            notes.append("Hidden tests are not available here: only the visible tests were run. "
+                         "Your final grade also includes hidden tests.")
+        flags = list(flags or [])
+        if guard.planted:
+            flags.append("compiled files in the grader that do not match their source: "
+                         + ", ".join(guard.planted[:10]))
+        limits = limits or limits_from_env()
+        with tempfile.TemporaryDirectory(prefix="amp-grade-") as area:
+            specs, intake_notes = submission.take(submission_dir, area, uid, uid)
+            notes += intake_notes
+            if not any(spec["present"] for spec in specs.values()) and \
+                    not any(spec["problem"] for spec in specs.values()):
+                notes.append(f"No exercise module found in {submission_dir}: expected "
+                             + ", ".join(f"{m}.py" for m in MODULES) + ".")
+            sandboxes = {module: Sandbox(module, specs[module], boxes, limits) for module in MODULES}
+            results = run_suites(sandboxes, seed, include_hidden)
+            leftovers = uids.kill_leftovers(uid)
+        if leftovers:
+            flags.append(f"{leftovers} process(es) of this submission were still running after its "
+                         "boxes were closed and were killed")
+        apply_delegation_verdict(results, sandboxes["loss_scaler"].delegation)
+        confinement = isolation.combine([report for sandbox in sandboxes.values()
+                                         for report in sandbox.isolation])
+        tampered = guard.changes()
+        if tampered:
+            flags.append("grader files changed on disk while the submission ran: " + ", ".join(tampered[:10]))
+        lab_tests, lab_info = lab_credit.lab_results(submission_dir)
+        results += lab_tests
+        return GradeReport(tests=_order(results), seed=seed, submission=str(submission_dir),
+                           duration=time.monotonic() - started, flags=flags, notes=notes,
+                           isolation=confinement, lab=lab_info)
+    finally:
+        if own_boxes:
+            boxes.close()

@@ -20,10 +20,14 @@ Fast and dependency-free on purpose (no torch): it runs before every grade.
 import argparse
 import contextlib
 import hashlib
+import importlib.util
 import json
+import marshal
 import os
 import pathlib
 import sys
+
+from autograder import safe_files
 
 MANIFEST_RELATIVE = ".github/classroom-manifest.json"
 MANIFEST_ENV = "CLASSROOM_MANIFEST"
@@ -53,12 +57,49 @@ SHADOW_DIRS = ("", "exercises")
 
 # --------------------------------------------------------------------------- hashing
 
+MAX_PROTECTED_BYTES = 16 * 2**20
+
+
 def normalised_sha256(path):
     """sha256 with line endings normalised, so a Windows checkout (autocrlf)
-    hashes like the Linux one it came from."""
-    data = pathlib.Path(path).read_bytes()
+    hashes like the Linux one it came from. Never through a link, never a
+    FIFO or device (raises :class:`autograder.safe_files.UnsafeFile`)."""
+    data = safe_files.read_regular(str(path), MAX_PROTECTED_BYTES)
     data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return hashlib.sha256(data).hexdigest()
+
+
+def _source_of_cache(cache):
+    """``pkg/__pycache__/mod.cpython-311.pyc`` -> ``pkg/mod.py`` (None if not PEP 3147)."""
+    cache = pathlib.Path(cache)
+    if cache.parent.name != "__pycache__" or not cache.name.endswith(".pyc"):
+        return None
+    return cache.parent.parent / (cache.name.split(".", 1)[0] + ".py")
+
+
+def planted_caches(folder):
+    """Compiled files under ``folder`` that Python could load instead of their
+    source but that do not hold that source's code: planted, or stale from an
+    edit. A cache of an unchanged source is fine (Python writes them)."""
+    found = []
+    for cache in sorted(pathlib.Path(folder).rglob("*.pyc")):
+        if "-pytest-" in cache.name:
+            continue  # assertion-rewrite caches: the grader runs its suites with --assert=plain
+        relative = cache.relative_to(folder).as_posix()
+        source = _source_of_cache(cache)
+        if cache.is_symlink() or source is None or not source.is_file():
+            found.append(relative)
+            continue
+        try:
+            data = safe_files.read_regular(str(cache), MAX_PROTECTED_BYTES)
+            text = safe_files.read_regular(str(source), MAX_PROTECTED_BYTES)
+            if data[:4] != importlib.util.MAGIC_NUMBER:
+                continue  # another Python's cache: this one never loads it
+            if marshal.loads(data[16:]) != compile(text, str(source), "exec", dont_inherit=True):
+                found.append(relative)
+        except (OSError, ValueError, EOFError, TypeError, SyntaxError):
+            found.append(relative)
+    return found
 
 
 def _excluded(relative):
@@ -148,14 +189,21 @@ def compare(repo_root, manifest):
     flags = []
     for relative, digest in sorted(expected.items()):
         path = root / relative
-        if not path.is_file():
-            flags.append(f"protected file {relative} is missing")
-        elif normalised_sha256(path) != digest:
-            flags.append(f"protected file {relative} differs from the template")
+        try:
+            if normalised_sha256(path) != digest:
+                flags.append(f"protected file {relative} differs from the template")
+        except safe_files.UnsafeFile as exc:
+            flags.append(f"protected file {relative} is missing" if exc.kind == "missing"
+                         else f"protected file {relative} {safe_files.describe(exc.kind, exc.detail)}")
     trees = tuple(f"{tree}/" for tree in manifest.get("protected_trees", PROTECTED_TREES))
     for relative in protected_files(root):
         if relative not in expected and relative.startswith(trees):
             flags.append(f"{relative} is not part of the template (new file in a protected folder)")
+    for tree in manifest.get("protected_trees", PROTECTED_TREES):
+        if (root / tree).is_dir() and not (root / tree).is_symlink():
+            for relative in planted_caches(root / tree):
+                flags.append(f"{tree}/{relative}: a compiled file that does not match its source "
+                             "(Python would run it instead of the source)")
     return flags + _shadow_flags(root, known=set(expected))
 
 
@@ -213,21 +261,24 @@ def main(argv=None):
 
 
 class GraderGuard:
-    """The grader's own files as they were before any student code ran.
+    """The grader's own files, compiled caches included, as they were before
+    any student code ran.
 
-    Where student code runs as the same OS user as the grader (Windows, or root
-    where workers cannot drop privileges) it could edit ``autograder/`` -- say, a
-    hidden test -- to change how a *later* run grades. Everything a run needs is
-    imported before student code starts, so a single grade only reports
-    :meth:`changes` as a flag; batch grading, where the next student is graded by
+    Workers are confined and cannot write here; where that confinement is
+    missing (Windows, a kernel without Landlock) student code could edit
+    ``autograder/`` -- a hidden test, or a planted ``.pyc`` that Python would
+    load instead of its source -- to change how a *later* run grades. The judge
+    imports everything before student code starts and writes no caches itself
+    (``sys.dont_write_bytecode``), so any change is a flag: a single grade
+    reports :meth:`changes`; batch grading, where the next student is graded by
     the same files, calls :meth:`restore` between students: files that changed
-    or went missing come back, files that appeared go. Compiled caches
-    (``__pycache__``) are only removed when they changed: Python rebuilds them.
+    or went missing come back, files that appeared go.
     """
 
     def __init__(self, package_dir=None):
         self.package_dir = pathlib.Path(package_dir or pathlib.Path(__file__).resolve().parent)
         self.snapshot = self._scan()
+        self.planted = planted_caches(self.package_dir)  # before this run started
 
     def _scan(self):
         files = {}
@@ -245,13 +296,13 @@ class GraderGuard:
         return "__pycache__" in name.split("/") or name.endswith((".pyc", ".pyo"))
 
     def changes(self):
-        """Names changed, added or removed since the snapshot (caches left out); touches nothing."""
+        """Names changed, added or removed since the snapshot, caches included; touches nothing."""
         now = self._scan()
         names = {name for name in set(now) | set(self.snapshot) if now.get(name) != self.snapshot.get(name)}
-        return sorted(name for name in names if not self._cache(name))
+        return sorted(names)
 
     def restore(self):
-        """Undo every change since the snapshot; returns the changed names (caches left out)."""
+        """Undo every change since the snapshot; returns the changed names, caches included."""
         now = self._scan()
         changed = []
         for name, data in now.items():
@@ -262,8 +313,7 @@ class GraderGuard:
                 path.unlink()
             if name in self.snapshot and not self._cache(name):
                 self._write(path, self.snapshot[name])
-            if not self._cache(name):
-                changed.append(name)
+            changed.append(name)
         for name, data in self.snapshot.items():
             if name not in now and not self._cache(name):
                 self._write(self.package_dir / name, data)

@@ -1,45 +1,97 @@
 """The optional GPU-lab credit inside a grade: find the student's lab records,
 check them with :mod:`autograder.lab_check`, and turn the verdict into one
-optional ``gpu_lab`` test.
+optional ``gpu_lab`` test plus a plain description of the record for reports.
 
 Lab records are self-reported: the checker proves that a record is complete,
-consistent and physically plausible, not that it was measured.
+consistent and physically plausible, not that it was measured. The test's
+feedback and the description both say so.
+
+Everything under the student's repository is read through
+:mod:`autograder.lab_files`: no symbolic links, regular files only, bounded.
 """
 import json
 import pathlib
 
-from autograder import lab_check
+from autograder import lab_check, lab_files, safe_files
+from autograder.lab_layout import plain_text
 from autograder.results import TestResult
 
 LAB_POINTS = 5.0
+SELF_REPORTED = ("Lab credit is self-reported: the grader checks that the record is complete, "
+                 "consistent and physically plausible for the GPU it names, not that the run "
+                 "took place. Staff may ask you to re-run the lab.")
+MAX_REASONS_SHOWN = 12  # a hostile record can fail every rule; the first ones say enough
 
 
-def _is_smoke_record(path):
+def _is_smoke_record(path, root=None):
     """A CPU smoke run is a student's rehearsal, never a claim for GPU credit:
-    it must not add an unreachable optional test to their grade."""
+    it must not add an unreachable optional test to their grade. A file that
+    cannot be read safely (a link, a FIFO, too large) is not a smoke record:
+    it stays in the list, so that the grade says why it was refused."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            level = json.load(handle).get("evidence_level", "")
-    except (OSError, ValueError, AttributeError):
+        raw = lab_files.read_record_bytes(path, root)
+        level = json.loads(raw.decode("utf-8")).get("evidence_level", "")
+    except (safe_files.UnsafeFile, OSError, ValueError, AttributeError, RecursionError):
         return False
     return isinstance(level, str) and level.startswith("cpu_smoke")
 
 
-def lab_results(submission_dir):
-    """The optional GPU-lab test, when the student's repository holds a record."""
-    submission = pathlib.Path(submission_dir).resolve()
-    records = []
+def _records(submission):
+    """(root, path) of every record-like entry in the submission and its repository."""
+    found, seen = [], set()
     for root in (submission, submission.parent):
-        records += [path for path in lab_check.find_records(root) if path not in records]
-    records = [path for path in records if not _is_smoke_record(path)]
+        for path in lab_check.find_records(root):
+            if path not in seen:
+                seen.add(path)
+                found.append((root, path))
+    return found
+
+
+def _rank(verdict):
+    # Earned first; then the record closest to credit, so its reasons are the useful ones.
+    return (verdict.earns_credit, verdict.valid and verdict.plausible, verdict.valid,
+            verdict.readable)
+
+
+def lab_results(submission_dir):
+    """``(tests, lab_info)``: the optional GPU-lab test (a list of one, or empty
+    when the repository holds no record) and a JSON-able description of the
+    record behind it (``{}`` without one)."""
+    submission = pathlib.Path(submission_dir).resolve()
+    records = [(root, path) for root, path in _records(submission)
+               if not _is_smoke_record(path, root)]
     if not records:
-        return []
-    verdicts = [(path, lab_check.check_file(path)) for path in records]
-    earned = [(path, verdict) for path, verdict in verdicts if verdict.earns_credit]
-    path, verdict = earned[0] if earned else verdicts[0]
-    reasons = "" if earned else "\n".join(f"- {reason}" for reason in verdict.reasons)
-    output = (f"{path.name}: earns the optional GPU credit." if earned
-              else f"{path.name}: no GPU credit yet.\n{reasons}")
-    return [TestResult(name="gpu_lab: benchmark record earns optional credit", module="gpu_lab",
-                       max_score=LAB_POINTS, score=LAB_POINTS if earned else 0.0, passed=bool(earned),
-                       output=output, visibility="visible", test_id="check_lab")]
+        return [], {}
+    verdicts = [(path, lab_check.check_file(path, root=root)) for root, path in records]
+    path, verdict = max(verdicts, key=lambda item: _rank(item[1]))  # max keeps the first of ties
+    name = plain_text(path.name, 120)
+    earned = verdict.earns_credit
+    if earned:
+        output = f"{name}: earns the optional GPU credit.\n{SELF_REPORTED}"
+    else:
+        shown = verdict.reasons[:MAX_REASONS_SHOWN]
+        more = len(verdict.reasons) - len(shown)
+        reasons = "\n".join(f"- {reason}" for reason in shown)
+        if more > 0:
+            reasons += f"\n- ... and {more} more (run python -m autograder check-lab on the record)"
+        output = f"{name}: no GPU credit yet.\n{reasons}\n{SELF_REPORTED}"
+    test = TestResult(name="gpu_lab: benchmark record earns optional credit", module="gpu_lab",
+                      max_score=LAB_POINTS, score=LAB_POINTS if earned else 0.0, passed=earned,
+                      output=output, visibility="visible", test_id="check_lab")
+    return [test], lab_info(name, verdict)
+
+
+def lab_info(file_name, verdict):
+    """What reports show about the record behind the gpu_lab test: strings and numbers only,
+    every student-supplied string bounded and stripped of control characters."""
+    return {
+        "file": file_name,
+        "self_reported": True,
+        "earns_credit": bool(verdict.earns_credit),
+        "valid": bool(verdict.valid),
+        "plausible": bool(verdict.plausible),
+        "hardware": dict(verdict.hardware) or {"name": None, "device": None,
+                                               "total_memory_mb": None, "capability": None},
+        "plausibility": [plain_text(note, 200) for note in verdict.plausibility],
+        "summary": plain_text(verdict.summary, 300),
+    }

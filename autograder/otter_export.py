@@ -290,7 +290,7 @@ def _settings():
 
 def _kill_group_and_descendants(proc):
     with contextlib.suppress(Exception):
-        from autograder.batch import kill_tree
+        from autograder.batch_jobs import kill_tree
 
         kill_tree(proc.pid)
     with contextlib.suppress(OSError):

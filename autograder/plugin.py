@@ -14,8 +14,9 @@ import pytest
 
 from autograder.judge import Mistake, StudentCodeFailed
 from autograder.results import TestResult
-from autograder.sandbox.client import Limits, Sandbox
+from autograder.sandbox.client import Sandbox
 from autograder.static_checks import find_delegation
+from autograder.submission import source_of
 
 _MAX_OUTPUT = 2500
 
@@ -36,20 +37,20 @@ def _title(item):
 
 
 class GradingPlugin:
-    def __init__(self, submission_dir, scratch_dir, run_seed, limits=None):
-        self.submission_dir = submission_dir
-        self.scratch_dir = scratch_dir
+    """``sandboxes``: module name -> :class:`~autograder.sandbox.client.Sandbox`
+    (the engine made them; the plugin never starts a process itself)."""
+
+    def __init__(self, sandboxes, run_seed):
+        self._sandboxes = dict(sandboxes)
         self.run_seed = run_seed
-        self.limits = limits or Limits()
         self.results = []
         self.collection_errors = []
-        self._sandboxes = {}
         self._started = {}
 
     # -- fixtures -----------------------------------------------------------
     def sandbox(self, module):
-        if module not in self._sandboxes:
-            self._sandboxes[module] = Sandbox(self.submission_dir, module, self.scratch_dir, self.limits)
+        if module not in self._sandboxes:  # a test naming no known module: nothing to call
+            self._sandboxes[module] = Sandbox(str(module), {"present": False}, boxes=None)
         return self._sandboxes[module]
 
     @pytest.fixture
@@ -64,12 +65,7 @@ class GradingPlugin:
     @pytest.fixture
     def submission_source(self, request):
         """The student's source text of this test's module ('' if missing)."""
-        path = os.path.join(self.submission_dir, f"{_marker_value(request.node, 'module')}.py")
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                return handle.read()
-        except OSError:
-            return ""
+        return source_of(self.sandbox(_marker_value(request.node, "module")).spec)
 
     @pytest.fixture
     def no_delegation(self, submission_source):
@@ -102,7 +98,7 @@ class GradingPlugin:
 
     # -- feedback -----------------------------------------------------------
     def _record(self, item, report, call):
-        module = _marker_value(item, "module")
+        module = _marker_value(item, "module") or "grader"
         visible = _marker_value(item, "visibility", "hidden") == "visible"
         points = float(_marker_value(item, "points", 1))
         hint = _marker_value(item, "hint", "")

@@ -11,13 +11,25 @@ _counter = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def grade_dir(tmp_path_factory):
+def shared_boxes():
+    """One sandbox zygote for every in-process grade of the session, as
+    grade-many shares one across a class (a zygote costs a torch import)."""
+    from autograder.sandbox.boxes import start_boxes
+
+    boxes = start_boxes()
+    yield boxes
+    boxes.close()
+
+
+@pytest.fixture(scope="session")
+def grade_dir(tmp_path_factory, shared_boxes):
     """grade(overrides, seed=..., omit=...) -> GradeReport, graded in this process."""
     from autograder.engine import grade_submission
 
     def grade(overrides=None, seed=1234, omit=(), **kwargs):
         folder = tmp_path_factory.mktemp(f"submission{next(_counter)}")
         make_submission(folder, overrides, omit)
+        kwargs.setdefault("boxes", shared_boxes)
         return grade_submission(folder, seed=seed, **kwargs)
 
     return grade

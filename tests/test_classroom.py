@@ -1,5 +1,7 @@
 """``grade --classroom`` against the Classroom reporter's reading rules, and the
-workflow steps that make sure the reporter always gets a result.
+workflow steps: the grade that runs without the runner's file-command
+variables, the report step that turns its results.json into the reporter's
+input, and the fallback that makes sure the reporter always gets a result.
 
 One real grade (a subprocess, as in the workflow) is shared by the module: a
 partial submission -- Module 1 solved, the other two stubs -- so both passing and
@@ -18,6 +20,7 @@ import yaml
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import classroom_reporter as reporter  # noqa: E402
+from runner_files import output_values, workflow_commands  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "classroom.yml"
@@ -105,13 +108,31 @@ def test_no_hidden_test_source_in_the_payload(graded):
 
 
 def test_job_summary_has_module_and_visible_test_tables(graded):
+    from autograder.reports.safe_text import markdown_text
+
     summary = graded["summary"]
     for module in ("amp_update", "loss_scaler", "amp_training_step"):
         assert f"| `{module}` |" in summary
     visible = [t for t in graded["results"]["tests"] if t["visibility"] == "visible"]
     assert visible
     for test in visible:
-        assert test["name"].replace("|", "\\|") in summary
+        assert f"| {markdown_text(test['name'], limit=200)} |" in summary
+
+
+def test_printed_table_starts_no_workflow_command(graded):
+    assert "TOTAL" in graded["stdout"] and workflow_commands(graded["stdout"]) == []
+
+
+def test_classroom_report_sends_exactly_what_grade_classroom_sent(graded, tmp_path):
+    """The same code builds the payload in both: from results.json."""
+    results, output = tmp_path / "results.json", tmp_path / "out"
+    results.write_text(json.dumps(graded["results"]), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_STEP_SUMMARY", "AUTOGRADE_MAX_SCORE")}
+    proc = subprocess.run([sys.executable, "-m", "autograder", "classroom-report", str(results)],
+                          cwd=ROOT, env=dict(env, GITHUB_OUTPUT=str(output)), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert output_values(output.read_text(encoding="utf-8")) == ({"result": graded["encoded"]}, None)
 
 
 def test_oversized_feedback_is_trimmed_below_the_environment_limit():
@@ -122,7 +143,7 @@ def test_oversized_feedback_is_trimmed_below_the_environment_limit():
                         max_score=1.0, score=float(i % 2), passed=bool(i % 2),
                         output="feedback " * 2000) for i in range(400)]
     report = GradeReport(tests=tests, seed=1)
-    encoded = classroom.encode_payload(report)
+    encoded = classroom.encode_results(report.to_gradescope())
     payload = json.loads(base64.b64decode(encoded))
     assert reporter.contract_problems(payload, encoded) == []
     read = reporter.read_results("grade", {"GRADE_RESULTS": encoded})
@@ -190,11 +211,14 @@ def _bash_with_base64():
 def _run_step(step_id, tmp_path, env, cwd=None):
     bash = _bash_with_base64()
     output, summary, github_env = tmp_path / "out", tmp_path / "summary", tmp_path / "env"
-    for path in (output, summary, github_env):
+    for path in (output, summary, github_env, tmp_path / "path", tmp_path / "state"):
         path.write_text("", encoding="utf-8")
     full_env = dict(os.environ, GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(summary),
-                    GITHUB_ENV=str(github_env), GITHUB_WORKSPACE=str(cwd or tmp_path),
-                    RUNNER_TEMP=str(tmp_path / "runner-temp"), **env)
+                    GITHUB_ENV=str(github_env), GITHUB_PATH=str(tmp_path / "path"),
+                    GITHUB_STATE=str(tmp_path / "state"), GITHUB_WORKSPACE=str(cwd or tmp_path),
+                    GITHUB_ACTIONS="true", RUNNER_TEMP=str(tmp_path / "runner-temp"))
+    full_env.pop("AUTOGRADE_MAX_SCORE", None)
+    full_env.update(env)
     (tmp_path / "runner-temp").mkdir(exist_ok=True)
     proc = subprocess.run([bash, "-eo", "pipefail", "-c", _step(step_id)["run"]], env=full_env,
                           cwd=cwd or tmp_path, capture_output=True, text=True, timeout=60)
@@ -219,15 +243,93 @@ def test_fallback_step_gives_the_reporter_an_error_result(tmp_path, max_score, o
     assert "did not finish" in summary
 
 
-def test_reporter_gets_the_grade_result_or_the_fallback():
+def test_reporter_gets_the_report_result_or_the_fallback():
     reporter_step = next(s for s in yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
                          ["jobs"]["run-autograding-tests"]["steps"]
                          if str(s.get("uses", "")).startswith("classroom-resources/autograding-grading-reporter"))
     value = reporter_step["env"]["GRADE_RESULTS"]
-    assert "steps.grade.outputs.result" in value and "steps.fallback.outputs.result" in value
-    assert value.index("steps.grade.") < value.index("steps.fallback.")
+    assert "steps.report.outputs.result" in value and "steps.fallback.outputs.result" in value
+    assert value.index("steps.report.") < value.index("steps.fallback.")
+    assert "steps.grade.outputs" not in WORKFLOW.read_text(encoding="utf-8")  # grade has no outputs now
     fallback = _step("fallback")
-    assert "always()" in fallback["if"] and "steps.grade.outputs.result == ''" in fallback["if"]
+    assert "always()" in fallback["if"] and "steps.report.outputs.result == ''" in fallback["if"]
+    assert _step("report")["if"] == "always()"
+
+
+FILE_COMMANDS = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE")
+
+
+def _fake_tools(tmp_path, sudo_works):
+    """A ``python`` that records how it was started, and a ``sudo`` that either
+    fails (no passwordless sudo) or, like sudo's env_reset, starts its command
+    from an empty environment."""
+    tools, record = tmp_path / "fake-bin", tmp_path / "record"
+    tools.mkdir()
+    record.mkdir()
+    (tools / "python").write_text(f"#!/bin/sh\nenv > '{record}/env'\nprintf '%s\\n' \"$@\" > '{record}/args'\n",
+                                  encoding="utf-8")
+    sudo = (f"#!/bin/sh\n[ \"$1\" = -n ] || exit 1\nshift\necho \"$@\" >> '{record}/sudo'\n"
+            "case \"$1\" in true|chmod) exit 0 ;; esac\nexec env -i \"$@\"\n") if sudo_works else "#!/bin/sh\nexit 1\n"
+    (tools / "sudo").write_text(sudo, encoding="utf-8")
+    for name in ("python", "sudo"):
+        (tools / name).chmod(0o755)
+    return tools, record
+
+
+@pytest.mark.parametrize("sudo_works", [False, True])
+def test_grade_step_runs_the_grader_without_file_command_variables(tmp_path, sudo_works):
+    tools, record = _fake_tools(tmp_path, sudo_works)
+    python_home = tmp_path / "opt" / "hostedtoolcache" / "Python" / "3.12.9" / "x64"
+    env = {"PATH": f"{tools}{os.pathsep}{os.environ['PATH']}", "SUBMISSION": "/ws/exercises",
+           "pythonLocation": str(python_home), "CLASSROOM_MANIFEST": "/trusted/manifest.json"}
+    _run_step("grade", tmp_path, env)
+    seen = dict(line.split("=", 1) for line in (record / "env").read_text().splitlines() if "=" in line)
+    args = (record / "args").read_text().splitlines()
+    assert args == ["-m", "autograder", "grade", "--submission", "/ws/exercises",
+                    "--results", str(tmp_path / "runner-temp" / "results.json")]
+    assert not set(FILE_COMMANDS) & set(seen), sorted(set(FILE_COMMANDS) & set(seen))
+    assert seen["GITHUB_ACTIONS"] == "true" and seen["CLASSROOM_MANIFEST"] == "/trusted/manifest.json"
+    assert seen["PATH"].startswith(str(tools))  # the same python, also under sudo
+    if sudo_works:
+        assert "SUBMISSION" not in seen  # a clean environment, as sudo gives
+        calls = (record / "sudo").read_text().splitlines()
+        assert calls[0] == "true"
+        assert f"chmod -R go-w {python_home}" in calls
+        assert f"chmod go-w {tmp_path / 'opt'}" in calls  # every folder above it too
+        assert calls[-1].startswith("env -u GITHUB_OUTPUT")
+    else:
+        assert seen["SUBMISSION"] == "/ws/exercises"
+
+
+def test_report_step_turns_results_into_one_result_line(tmp_path):
+    python_dir = os.path.dirname(sys.executable)
+    env = {"PATH": f"{python_dir}{os.pathsep}{os.environ['PATH']}"}
+    (tmp_path / "runner-temp").mkdir()
+    from autograder.reports.gradescope import write_results
+    from autograder.results import GradeReport
+    from autograder.results import TestResult as Result
+
+    write_results(GradeReport(tests=[Result(name="t", module="amp_update", max_score=4.0, score=3.0,
+                                            passed=False, output="::add-mask::x")], seed=1),
+                  tmp_path / "runner-temp" / "results.json")
+    output, summary, _ = _run_step("report", tmp_path, env, cwd=ROOT)
+    values, error = output_values(output.read_text(encoding="utf-8"))
+    assert error is None and list(values) == ["result"]
+    read = reporter.read_results("grade", {"GRADE_RESULTS": values["result"]})
+    assert reporter.points(read) == (3, 4)
+    assert "## Autograding: 3 / 4" in summary
+
+
+def test_report_step_without_results_reports_an_error_not_a_score(tmp_path):
+    python_dir = os.path.dirname(sys.executable)
+    output, summary, _ = _run_step("report", tmp_path, {"PATH": f"{python_dir}{os.pathsep}{os.environ['PATH']}",
+                                                        "AUTOGRADE_MAX_SCORE": "100"}, cwd=ROOT)
+    values, error = output_values(output.read_text(encoding="utf-8"))
+    assert error is None and list(values) == ["result"]
+    read = reporter.read_results("grade", {"GRADE_RESULTS": values["result"]})
+    assert read[0][1]["status"] == "error" and "no such file" in read[0][1]["tests"][0]["message"]
+    assert reporter.notices(read)[0] == "::notice title=Autograding complete::Points 0/100"
+    assert "## Autograding: 0 / 100" in summary
 
 
 @pytest.mark.parametrize("has_token, repo, hidden", [

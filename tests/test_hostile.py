@@ -177,23 +177,33 @@ except OSError:
 '''
 
 
-def test_rewriting_grader_files_is_flagged(tmp_path):
-    """Run in a throwaway copy of the grader: a submission that rewrites the hidden
-    tests on disk and forges results.json gains nothing, and the run is flagged."""
+def test_rewriting_grader_files_is_refused(tmp_path):
+    """Run in a throwaway copy of the grader: a submission that tries to rewrite the
+    hidden tests on disk and to forge results.json changes nothing and gains nothing."""
+    import hashlib
+    import json
     import subprocess
     import sys
 
     from helpers import ROOT, copy_tree, make_submission
 
     copy_tree(ROOT / "autograder", tmp_path / "autograder")
+
+    def digest():
+        return {path: hashlib.sha256(path.read_bytes()).hexdigest()
+                for path in sorted((tmp_path / "autograder").rglob("*")) if path.is_file()}
+
+    before = digest()
     make_submission(tmp_path / "exercises", {"amp_update": REWRITE_GRADER})
     env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="5", AUTOGRADER_MODULE_BUDGET="20")
     done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--seed", "9", "--quiet"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    import json
-
     results = json.loads((tmp_path / "results.json").read_text())
     amp = [t for t in results["tests"] if "amp_update" in t["tags"]]
     assert len(amp) == 20 and sum(t["score"] for t in amp) == 0
-    assert any("grader files changed on disk" in flag for flag in results["extra_data"]["flags"])
+    assert results["max_score"] == 100 and len(results["tests"]) == 50
+    if results["extra_data"]["isolation"].get("confined"):
+        assert digest() == before, "a confined submission changed the grader's files"
+    else:  # where workers are not confined the change must at least be flagged
+        assert any("grader files changed on disk" in flag for flag in results["extra_data"]["flags"])

@@ -1,8 +1,9 @@
-"""check-lab: strict JSON, complete layout, internal consistency, and the GPU credit decision."""
+"""check-lab: strict JSON, complete layout, internal consistency, physical plausibility (the
+fixtures; the rules themselves: test_lab_plausibility.py), the GPU credit decision and the
+command line. Reading hostile files: test_lab_files.py."""
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import math
 import subprocess
@@ -32,6 +33,7 @@ def test_fixture_verdicts_match_the_manifest(name):
     expected = MANIFEST[name]
     verdict = lab_check.check_file(RECORDS / name)
     assert verdict.valid is expected["valid"], verdict.reasons
+    assert verdict.plausible is expected["plausible"], verdict.reasons
     assert verdict.earns_credit is expected["earns_credit"], verdict.reasons
     if expected["earns_credit"]:
         assert verdict.reasons == []
@@ -46,6 +48,17 @@ def test_bad_fixtures_do_not_cascade():
         if name.startswith("bad_"):
             verdict = lab_check.check_file(RECORDS / name)
             assert 1 <= len(verdict.reasons) <= 2, (name, verdict.reasons)
+
+
+def test_impossible_fixtures_break_one_bound_and_nothing_else():
+    names = [name for name in MANIFEST if name.startswith("impossible_")]
+    assert len(names) >= 10
+    for name in names:
+        verdict = lab_check.check_file(RECORDS / name)
+        assert verdict.valid and not verdict.plausible and not verdict.earns_credit, name
+        # The chapter's workload otherwise: the only reason is the broken bound.
+        assert len(verdict.reasons) == 1, (name, verdict.reasons)
+        assert verdict.summary.startswith("physically impossible record (1 problem)"), verdict.summary
 
 
 def test_manifest_covers_every_record_file():
@@ -64,6 +77,14 @@ def test_chapter_record_is_accepted_with_its_published_figures():
     assert 1 - cand["peak_allocated_mb"] / base["peak_allocated_mb"] == pytest.approx(0.107, abs=5e-4)
     assert (cand["scale_initial"], cand["scale_after"], cand["scale_backoff_steps"]) == (65536.0, 1024.0, 6)
     assert "96.50" in verdict.summary and "94.21" in verdict.summary
+    # Plausible with room to spare: about 2% of the card's FP16 tensor peak, 9% of its FP32 peak.
+    assert verdict.plausible
+    assert any("2.3% of the RTX 5070 Ti's FP16 dense tensor peak" in note
+               for note in verdict.plausibility), verdict.plausibility
+    assert any("9.0% of the RTX 5070 Ti's FP32/TF32 peak" in note
+               for note in verdict.plausibility), verdict.plausibility
+    assert verdict.hardware == {"name": "NVIDIA GeForce RTX 5070 Ti", "device": "cuda",
+                                "total_memory_mb": 16302.5, "capability": "12.0"}
 
 
 def test_smoke_sample_is_valid_but_refused_for_gpu_credit():
@@ -235,6 +256,11 @@ def _run_cli(paths, capsys):
 def test_cli_exit_codes(capsys):
     code, out = _run_cli([RECORDS / "chapter_default14.json"], capsys)
     assert code == 0 and "earns the optional GPU credit" in out
+    assert "plausibility: candidate: 4.03 TFLOP/s, 2.3% of the RTX 5070 Ti's" in out
+    assert "self-reported" in out  # the command says what it cannot prove
+    code, out = _run_cli([RECORDS / "impossible_fp32_faster_than_gpu.json"], capsys)
+    assert code == 1 and "physically impossible record" in out
+    assert "faster than the RTX 5070 Ti can compute it" in out
     code, out = _run_cli([RECORDS / "cpu_smoke_sample.json"], capsys)
     assert code == 1 and "no GPU credit" in out
     code, out = _run_cli([RECORDS / "bad_nan_literal.json"], capsys)

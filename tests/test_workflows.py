@@ -90,17 +90,33 @@ def test_cpu_torch_with_pip_cache(job):
     assert "requirements.txt" in install
 
 
-def test_grade_then_reporter(job):
+def test_grade_then_report_then_reporter(job):
     ids = [s.get("id") for s in job["steps"]]
-    grade = job["steps"][ids.index("grade")]
-    assert "python -m autograder grade --classroom" in " ".join(grade["run"].split())
-    assert "timeout-minutes" in grade  # a hung grade still leaves time for the fallback
+    grade, report = job["steps"][ids.index("grade")], job["steps"][ids.index("report")]
+    grade_run = " ".join(grade["run"].split())
+    assert "-m autograder grade " in grade_run and "--classroom" not in grade_run
+    assert '--results "$RUNNER_TEMP/results.json"' in grade_run
+    assert "timeout-minutes" in grade  # a hung grade still leaves time for the report and fallback
+    assert " ".join(report["run"].split()) == 'python -m autograder classroom-report "$RUNNER_TEMP/results.json"'
     reporter = step_with(job["steps"], uses=REPORTER)
     assert len(reporter) == 1 and job["steps"][-1] is reporter[0]
     assert reporter[0]["if"] == "always()"
     assert reporter[0]["with"] == {"runners": "grade"}
     assert set(reporter[0]["env"]) == {"GRADE_RESULTS"}
-    assert ids.index("grade") < ids.index("fallback") < len(ids) - 1
+    assert ids.index("grade") < ids.index("report") < ids.index("fallback") < len(ids) - 1
+
+
+def test_student_code_never_shares_a_step_with_the_file_commands(job):
+    """The step that runs student code drops every runner file-command variable
+    from the grader's environment (tests/test_classroom.py runs it in bash), and
+    only the report step, after it, writes outputs."""
+    grade = next(s for s in job["steps"] if s.get("id") == "grade")
+    for variable in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE"):
+        assert f"-u {variable}" in grade["run"]
+        assert variable not in (grade.get("env") or {})
+    assert "sudo -n true" in grade["run"]
+    report = next(s for s in job["steps"] if s.get("id") == "report")
+    assert "sudo" not in report["run"]
 
 
 def test_step_ids_are_plain_alphanumeric(classroom):
@@ -187,6 +203,6 @@ def test_actionlint_catches_a_broken_workflow(tmp_path):
     broken = tmp_path / ".github" / "workflows" / "broken.yml"
     broken.parent.mkdir(parents=True)
     broken.write_text(CLASSROOM.read_text(encoding="utf-8").replace(
-        "steps.grade.outputs.result ||", "steps.grade.output.result ||"), encoding="utf-8")
+        "steps.report.outputs.result ||", "steps.report.output.result ||"), encoding="utf-8")
     proc = run_actionlint([broken])
     assert proc.returncode != 0 and "output" in proc.stdout + proc.stderr

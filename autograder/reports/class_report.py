@@ -3,7 +3,10 @@ and PNG charts.
 
 Everything here is rebuilt from ``DIR/run.json`` and each ``DIR/<student>/results.json``
 (the files a single ``grade`` writes), so a full run, a re-grade of one student
-and a merge of shards all produce their report the same way.
+and a merge of shards all produce their report the same way. Every field of a
+results file is read defensively (it may come from an older grader), and text
+cells that a student controls cannot hold a spreadsheet formula. The Markdown
+lives in :mod:`autograder.reports.class_markdown`.
 """
 import csv
 import io
@@ -13,7 +16,9 @@ import pathlib
 import re
 import statistics
 
-from autograder import MODULES
+from autograder import MODULES, safe_files
+from autograder.reports.safe_text import as_text, csv_cell, visible
+from autograder.reports.tidy import UNKNOWN_MODULE, number, text_list
 
 CSV_NAME = "scores.csv"
 REPORT_NAME = "report.md"
@@ -23,7 +28,8 @@ CHARTS = {
     "modules": "module_scores.png",
 }
 OPTIONAL_MODULE = "gpu_lab"
-_STATUS_ORDER = ("ok", "crashed", "timed out", "no submission")
+MAX_RESULTS_BYTES = 16 * 1024 * 1024
+STATUS_ORDER = ("ok", "crashed", "timed out", "no submission")
 
 
 def _number(value):
@@ -31,12 +37,23 @@ def _number(value):
     return int(value) if value.is_integer() else round(value, 4)
 
 
-def _fmt(value):
+def fmt_number(value):
     return f"{_number(value):g}" if isinstance(value, (int, float)) else str(value)
 
 
-def _escape(text):
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "'")
+def module_of(test):
+    """The module tag of a results.json test, as a string (``?`` when absent or odd)."""
+    tags = test.get("tags")
+    module = tags[0] if isinstance(tags, list) and tags else None
+    return module if isinstance(module, str) and module else UNKNOWN_MODULE
+
+
+def _dict(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _visibility(test):
+    return test.get("visibility") if test.get("visibility") in ("visible", "hidden") else "hidden"
 
 
 class Row:
@@ -47,18 +64,21 @@ class Row:
         self.entry = entry
         self.status = entry.get("status", "ok")
         self.reason = entry.get("reason", "")
-        self.data = data if isinstance(data, dict) else {}
-        self.tests = [t for t in self.data.get("tests", []) if isinstance(t, dict)]
-        self.total = float(self.data.get("score", 0) or 0)
-        self.max_score = float(self.data.get("max_score", 0) or 0)
-        extra = self.data.get("extra_data", {}) if isinstance(self.data.get("extra_data"), dict) else {}
-        self.flags = [str(flag) for flag in extra.get("flags", []) or []]
+        self.data = _dict(data)
+        tests = self.data.get("tests")
+        self.tests = [t for t in tests if isinstance(t, dict)] if isinstance(tests, list) else []
+        self.total = number(self.data.get("score"))
+        self.max_score = number(self.data.get("max_score"))
+        extra = _dict(self.data.get("extra_data"))
+        self.flags = text_list(extra.get("flags"))
         self.seed = extra.get("seed", entry.get("seed"))
+        self.isolation = _dict(extra.get("isolation"))
+        self.lab = _dict(extra.get("lab"))
         modules = {}
         for test in self.tests:
-            module = (test.get("tags") or ["?"])[0]
+            module = module_of(test)
             score, maximum = modules.get(module, (0.0, 0.0))
-            modules[module] = (score + float(test.get("score", 0)), maximum + float(test.get("max_score", 0)))
+            modules[module] = (score + number(test.get("score")), maximum + number(test.get("max_score")))
         self.modules = modules
 
     @property
@@ -72,8 +92,8 @@ def load_rows(output_dir, manifest):
         entry = manifest["students"][student]
         path = pathlib.Path(output_dir) / student / "results.json"
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(safe_files.read_text(str(path), MAX_RESULTS_BYTES))
+        except (OSError, ValueError, RecursionError):
             data = None
             if entry.get("status", "ok") == "ok":
                 entry = dict(entry, status="crashed", reason=f"{student}/results.json is missing or unreadable")
@@ -82,8 +102,8 @@ def load_rows(output_dir, manifest):
 
 
 def _test_key(test):
-    module = (test.get("tags") or ["?"])[0]
-    ident = test.get("test_id") or re.sub(r"[^A-Za-z0-9]+", "_", str(test.get("name", ""))).strip("_")
+    module = module_of(test)
+    ident = as_text(test.get("test_id")) or re.sub(r"[^A-Za-z0-9]+", "_", as_text(test.get("name"))).strip("_")
     return f"{module}/{ident}"
 
 
@@ -96,18 +116,18 @@ def test_columns(rows):
         if not row.graded:
             continue
         for test in row.tests:
-            module = (test.get("tags") or ["?"])[0]
+            module = module_of(test)
             if module == "grader":
                 continue
             key = _test_key(test)
-            visibility = test.get("visibility", "hidden")
+            visibility = _visibility(test)
             existing = seen.get(key)
             if existing is not None and existing["visibility"] != visibility:
                 key = f"{key}@{visibility}"
                 existing = seen.get(key)
             if existing is None:
-                info = {"name": str(test.get("name", key)), "module": module, "visibility": visibility,
-                        "max_score": float(test.get("max_score", 0))}
+                info = {"name": as_text(test.get("name", key)), "module": module, "visibility": visibility,
+                        "max_score": number(test.get("max_score"))}
                 seen[key] = info
                 columns.append((key, info))
     order = list(MODULES) + [OPTIONAL_MODULE]
@@ -121,8 +141,8 @@ def _row_tests(row, columns):
     found = {}
     for test in row.tests:
         key = _test_key(test)
-        if key in found or (key not in keys and f"{key}@{test.get('visibility', 'hidden')}" in keys):
-            key = f"{key}@{test.get('visibility', 'hidden')}"
+        if key in found or (key not in keys and f"{key}@{_visibility(test)}" in keys):
+            key = f"{key}@{_visibility(test)}"
         found[key] = test
     return found
 
@@ -142,15 +162,16 @@ def render_csv(rows, columns):
     writer.writerow(["student", "status", "total", "max_score"] + modules
                     + [key for key, _ in columns] + ["seed", "flags", "reason"])
     for row in rows:
-        cells = [row.student, row.status, _fmt(row.total), _fmt(row.max_score)]
+        cells = [csv_cell(row.student), csv_cell(row.status), fmt_number(row.total), fmt_number(row.max_score)]
         for module in modules:
             if module in row.modules:
-                cells.append(_fmt(row.modules[module][0]))
+                cells.append(fmt_number(row.modules[module][0]))
             else:
                 cells.append("" if module == OPTIONAL_MODULE else "0")
         tests = _row_tests(row, columns)
-        cells += [_fmt(tests[key].get("score", 0)) if key in tests else "" for key, _ in columns]
-        cells += [str(row.seed if row.seed is not None else ""), "; ".join(row.flags), row.reason]
+        cells += [fmt_number(tests[key].get("score", 0)) if key in tests else "" for key, _ in columns]
+        cells += [csv_cell(row.seed if row.seed is not None else ""), csv_cell("; ".join(row.flags)),
+                  csv_cell(row.reason)]
         writer.writerow(cells)
     return out.getvalue()
 
@@ -187,7 +208,7 @@ def distribution(rows):
     return edges, counts
 
 
-def _bin_label(low, high):
+def bin_label(low, high):
     return f"{low:g}" if high - low == 1 else f"{low:g} to <{high:g}"
 
 
@@ -213,6 +234,7 @@ def _short_label(key, info):
     module, _, test = key.partition("/")
     label = test[5:] if test.startswith("test_") else test
     label = label[:52] + ("…" if len(label) > 52 else "")
+    label = visible(label).replace("$", r"\$")  # a '$' pair would be parsed as mathtext
     return f"{label}{' (hidden)' if info['visibility'] == 'hidden' else ''}"
 
 
@@ -307,116 +329,10 @@ def write_charts(output_dir, rows, columns):
     return written
 
 
-# -- report.md ---------------------------------------------------------------------------------
-def render_markdown(rows, columns, manifest, charts):
-    lines = ["# Class report: Mixed Precision Backward", ""]
-    counts = {status: sum(1 for row in rows if row.status == status) for status in _STATUS_ORDER}
-    seed = manifest.get("seed")
-    context = [f"{len(rows)} student(s)"]
-    context += [f"{counts[s]} {s}" for s in _STATUS_ORDER if counts[s]]
-    lines.append(", ".join(context) + ".")
-    if seed is not None:
-        lines.append(f"Seed `{seed}` (every student; re-grading with it reproduces these scores).")
-    if manifest.get("shard"):
-        lines.append(f"Shard {manifest['shard']} of the class only: use `merge-scores` for the whole class.")
-    if manifest.get("merged_from"):
-        lines.append(f"Merged from {len(manifest['merged_from'])} grade-many output(s).")
-    if manifest.get("visible_only"):
-        lines.append("**Visible tests only**: hidden tests were not run.")
-    for warning in manifest.get("warnings", []):
-        lines.append(f"> Warning: {_escape(warning)}")
-    lines.append("")
-
-    stats = summary_stats(rows)
-    lines += ["## Score distribution", ""]
-    if charts is None:
-        lines += ["_Charts skipped: matplotlib is not installed (`pip install -r requirements-dev.txt`)._", ""]
-    elif charts:
-        lines += [f"![Score distribution]({CHARTS['distribution']})", ""]
-    if stats:
-        lines += ["| Students | Mean | Median | Std dev | Min | Max | Full marks | Zero |",
-                  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-                  f"| {stats['students']} | {stats['mean']:.2f} | {stats['median']:g} | {stats['stdev']:.2f} "
-                  f"| {stats['min']:g} | {stats['max']:g} | {stats['full']} | {stats['zero']} |", ""]
-        if stats["core_max"]:
-            lines += [f"Full marks = {stats['core_max']:g} points from the three modules "
-                      f"(the optional `gpu_lab` credit comes on top).", ""]
-        edges, bin_counts = distribution(rows)
-        peak = max(bin_counts) or 1
-        lines += ["| Total | Students | |", "| --- | ---: | --- |"]
-        for (low, high), count in zip(zip(edges, edges[1:]), bin_counts):
-            label = _bin_label(low, high)
-            lines.append(f"| {label} | {count} | {'█' * round(20 * count / peak)} |")
-        lines.append("")
-
-    modules = module_columns(rows)
-    graded = [row for row in rows if row.graded]
-    lines += ["## Modules", ""]
-    if charts:
-        lines += [f"![Mean score per module]({CHARTS['modules']})", ""]
-    lines += ["| Module | Mean | Points | Full marks |", "| --- | ---: | ---: | ---: |"]
-    for module in modules:
-        present = [row.modules[module] for row in graded if module in row.modules]
-        maximum = max((x for _, x in present), default=0.0)
-        mean = statistics.fmean([s for s, _ in present]) if present else 0.0
-        full = sum(1 for s, x in present if x and s >= x)
-        note = " (optional; students with a lab record)" if module == OPTIONAL_MODULE else ""
-        lines.append(f"| `{module}`{note} | {mean:.2f} | {maximum:g} | {full}/{len(present)} |")
-    lines.append("")
-
-    rates = pass_rates(rows, columns)
-    lines += ["## Per-test pass rates (lowest first)", "",
-              f"Over the {len(graded)} student(s) whose grading completed."
-              " Low rates point at the mechanisms the class got wrong.", ""]
-    if charts:
-        lines += [f"![Per-test pass rates]({CHARTS['pass_rates']})", ""]
-    lines += ["| Test | Module | Visibility | Points | Passed | Rate |",
-              "| --- | --- | --- | ---: | ---: | ---: |"]
-    for key, info, passed, total in sorted(rates, key=lambda r: (r[2] / r[3] if r[3] else 0, r[0])):
-        rate = f"{100.0 * passed / total:.0f}%" if total else "–"
-        lines.append(f"| {_escape(info['name'])} | `{info['module']}` | {info['visibility']} "
-                     f"| {info['max_score']:g} | {passed}/{total} | {rate} |")
-    lines.append("")
-
-    lines += ["## Integrity flags", ""]
-    flagged = [(row.student, flag) for row in rows for flag in row.flags]
-    if flagged:
-        lines += ["| Student | Flag |", "| --- | --- |"]
-        lines += [f"| {_escape(student)} | {_escape(flag)} |" for student, flag in flagged]
-    else:
-        lines.append("None.")
-    lines.append("")
-
-    lines += ["## Crashed, timed out or without a submission", ""]
-    failed = [row for row in rows if not row.graded]
-    if failed:
-        lines += ["| Student | Status | Reason |", "| --- | --- | --- |"]
-        lines += [f"| {_escape(row.student)} | {row.status} | {_escape(row.reason)} |" for row in failed]
-        lines += ["", "Each got 0 for now; fix the cause or re-grade them one by one (below)."]
-    else:
-        lines.append("None.")
-    lines.append("")
-
-    lines += ["## Students", "", "| Student | Status | Total | " + " | ".join(f"`{m}`" for m in modules) + " |",
-              "| --- | --- | ---: | " + " | ".join("---:" for _ in modules) + " |"]
-    for row in sorted(rows, key=lambda r: (-r.total, r.student)):
-        cells = [_fmt(row.modules[m][0]) if m in row.modules else "–" for m in modules]
-        lines.append(f"| {_escape(row.student)} | {row.status} | {_fmt(row.total)} / {_fmt(row.max_score)} | "
-                     + " | ".join(cells) + " |")
-    lines.append("")
-
-    lines += ["## Re-grading", "",
-              "Re-grade one student with the recorded seed; scores.csv, this report and the charts "
-              "are updated in place:", "", "```",
-              "python -m autograder grade-many ROOT --output-dir DIR --only STUDENT", "```", "",
-              "Or grade a single repository exactly as this run did:", "", "```",
-              f"python -m autograder grade --submission ROOT/STUDENT/exercises --seed {seed if seed is not None else 'SEED'}",
-              "```", ""]
-    return "\n".join(lines)
-
-
 def write_all(output_dir, manifest):
     """Write scores.csv, report.md and the charts; return the paths written."""
+    from autograder.reports.class_markdown import render_markdown
+
     output_dir = pathlib.Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     rows = load_rows(output_dir, manifest)

@@ -15,9 +15,6 @@ try:
 except ImportError:  # Windows
     resource = None
 
-NOBODY_UID = 65534
-
-
 def _set(limit_name, value):
     limit = getattr(resource, limit_name, None)
     if limit is None:
@@ -40,15 +37,17 @@ def current_address_space():
         return None
 
 
-def apply_limits(memory_bytes, cpu_seconds, max_processes, max_file_bytes):
-    """Limit the calling process (a fresh worker); no-op where unsupported."""
+def apply_limits(memory_bytes, cpu_seconds, max_processes, max_file_bytes, own_uid=False):
+    """Limit the calling process (a fresh worker); no-op where unsupported.
+    ``own_uid``: the process runs as a uid of its own, so the process count
+    starts from zero instead of from what the grading user already runs."""
     if resource is None:
         return
     mapped = current_address_space()
     if mapped is not None:  # headroom on top of what torch already maps
         _set("RLIMIT_AS", mapped + memory_bytes)
     _set("RLIMIT_CPU", int(cpu_seconds))
-    running = processes_of_this_user()
+    running = 0 if own_uid else processes_of_this_user()
     if running is not None:  # the limit counts every process of the user, not just ours
         _set("RLIMIT_NPROC", running + int(max_processes))
     _set("RLIMIT_FSIZE", int(max_file_bytes))
@@ -69,36 +68,19 @@ def processes_of_this_user():
     return count
 
 
-def _readable_by_others(path):
-    """True when every directory down to ``path`` is searchable by anyone."""
-    path = os.path.abspath(path)
-    while True:
-        try:
-            if not os.stat(path).st_mode & 0o005:
-                return False
-        except OSError:
-            return False
-        parent = os.path.dirname(path)
-        if parent == path:
-            return True
-        path = parent
-
-
-def drop_privileges(needed_paths):
-    """Running as root, become ``nobody`` when everything the worker still has
-    to read is world-readable; then process limits and file permissions apply
-    to student code. Returns True when privileges were dropped."""
-    if not hasattr(os, "getuid") or os.getuid() != 0:
-        return False
-    if not all(_readable_by_others(path) for path in needed_paths):
+def protect_judge():
+    """Linux: other processes of our uid may not read our memory, environment
+    or open files through /proc, nor ptrace us (defence in depth: workers are
+    confined, and the judge keeps tokens and runner paths in its environment)."""
+    if not sys.platform.startswith("linux"):
         return False
     try:
-        os.setgroups([])
-        os.setgid(NOBODY_UID)
-        os.setuid(NOBODY_UID)
-    except OSError:
+        import ctypes
+
+        PR_SET_DUMPABLE = 4
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
         return False
-    return True
 
 
 def become_subreaper():

@@ -11,11 +11,17 @@ survives the trip.
 import base64
 import json
 import math
+import socket
 import struct
+import time
 
 import torch
 
-MAX_FRAME_BYTES = 64 * 2**20
+MAX_FRAME_BYTES = 64 * 2**20      # requests the judge sends (inputs it built itself)
+MAX_REPLY_BYTES = 4 * 2**20       # answers from student code: far above any honest one
+MAX_DEPTH = 24
+MAX_NODES = 100_000               # values in one answer
+MAX_TENSOR_BYTES = 32 * 2**20     # tensor data in one answer
 
 DTYPES = {
     "float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
@@ -89,9 +95,17 @@ def _decode_tensor(node):
     if dtype is None or not isinstance(shape, list) or len(shape) > 8 \
             or not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**31 for n in shape):
         raise WireError("malformed tensor")
-    raw = base64.b64decode(node.get("data", ""), validate=True)
+    data = node.get("data", "")
+    if not isinstance(data, str):
+        raise WireError("malformed tensor")
     count = math.prod(shape)
     itemsize = torch.empty((), dtype=dtype).element_size()
+    if len(data) != 4 * math.ceil(count * itemsize / 3):  # checked before decoding anything
+        raise WireError("tensor data does not match its shape")
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except ValueError:
+        raise WireError("malformed tensor data") from None
     if len(raw) != count * itemsize:
         raise WireError("tensor data does not match its shape")
     if count == 0:
@@ -99,18 +113,37 @@ def _decode_tensor(node):
     return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape).clone()
 
 
-def decode_value(node, depth=0):
+class DecodeBudget:
+    """What one answer may still cost the judge: values and tensor bytes."""
+
+    def __init__(self, nodes=MAX_NODES, tensor_bytes=MAX_TENSOR_BYTES):
+        self.nodes = nodes
+        self.tensor_bytes = tensor_bytes
+
+    def take(self, nodes=1, tensor_bytes=0):
+        self.nodes -= nodes
+        self.tensor_bytes -= tensor_bytes
+        if self.nodes < 0:
+            raise WireError("the answer holds too many values")
+        if self.tensor_bytes < 0:
+            raise WireError("the answer holds too much tensor data")
+
+
+def decode_value(node, depth=0, budget=None):
     """Rebuild a value from plain data (runs in the judge; input is untrusted)."""
-    if depth > 24:
+    budget = DecodeBudget() if budget is None else budget
+    budget.take()
+    if depth > MAX_DEPTH:
         raise WireError("value nested too deeply")
     if node is None or isinstance(node, (bool, int, str)):
         return node
     if isinstance(node, float):
         return node
     if isinstance(node, list):
-        return [decode_value(item, depth + 1) for item in node]
+        return [decode_value(item, depth + 1, budget) for item in node]
     if isinstance(node, dict):
         if "$tensor" in node:
+            budget.take(tensor_bytes=len(str(node.get("data", ""))) * 3 // 4)
             return _decode_tensor(node)
         if "$float" in node:
             text = node["$float"]
@@ -118,22 +151,33 @@ def decode_value(node, depth=0):
                 raise WireError("malformed float")
             return float(text)
         if "$tuple" in node and isinstance(node["$tuple"], list):
-            return tuple(decode_value(item, depth + 1) for item in node["$tuple"])
+            return tuple(decode_value(item, depth + 1, budget) for item in node["$tuple"])
         if "$dict" in node and isinstance(node["$dict"], dict):
-            return {str(key): decode_value(item, depth + 1) for key, item in node["$dict"].items()}
+            return {str(key): decode_value(item, depth + 1, budget) for key, item in node["$dict"].items()}
         if "$opaque" in node:
             return Opaque(node["$opaque"])
     raise WireError("unknown value")
 
 
-def send_frame(sock, message):
+def _remaining(deadline):
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise socket.timeout("deadline passed")
+    return left
+
+
+def send_frame(sock, message, deadline=None):
     payload = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    sock.settimeout(_remaining(deadline))
     sock.sendall(struct.pack(">I", len(payload)) + payload)
 
 
-def _recv_exact(sock, size):
+def _recv_exact(sock, size, deadline):
     chunks, remaining = [], size
     while remaining:
+        sock.settimeout(_remaining(deadline))  # one deadline for the whole frame: no trickling
         chunk = sock.recv(min(remaining, 1 << 20))
         if not chunk:
             raise EOFError("connection closed")
@@ -142,16 +186,23 @@ def _recv_exact(sock, size):
     return b"".join(chunks)
 
 
-def recv_frame(sock):
-    """Read one frame; raises EOFError, socket.timeout or WireError."""
-    (size,) = struct.unpack(">I", _recv_exact(sock, 4))
-    if size > MAX_FRAME_BYTES:
-        raise WireError("frame too large")
+def _refuse_constant(name):
+    raise WireError(f"non-standard JSON constant {name}")
+
+
+def recv_frame(sock, deadline=None, max_bytes=MAX_FRAME_BYTES):
+    """Read one frame before ``deadline`` (a ``time.monotonic()`` value); raises
+    EOFError, socket.timeout or WireError."""
+    (size,) = struct.unpack(">I", _recv_exact(sock, 4, deadline))
+    if size > max_bytes:
+        raise WireError(f"frame too large ({size} bytes, at most {max_bytes})")
+    payload = _recv_exact(sock, size, deadline)
     try:
-        message = json.loads(_recv_exact(sock, size).decode("utf-8"),
-                             parse_constant=lambda name: (_ for _ in ()).throw(WireError(name)))
+        message = json.loads(payload.decode("utf-8"), parse_constant=_refuse_constant)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WireError(f"malformed frame: {exc}") from None
+    except RecursionError:
+        raise WireError("frame nested too deeply") from None
     if not isinstance(message, dict):
         raise WireError("frame is not an object")
     return message

@@ -19,39 +19,21 @@ import os
 import sys
 import traceback
 
-from autograder.sandbox import wire
+from autograder import scenarios
+from autograder.sandbox import scaler_guard, wire
 
-BLOCKED_PACKAGES = ("solutions", "autograder")
-# Module 2 must be built by hand: inside the loss_scaler worker these raise.
-_FORBIDDEN_FOR_LOSS_SCALER = (
-    ("torch.amp", "GradScaler"), ("torch.amp.grad_scaler", "GradScaler"), ("torch", "GradScaler"),
-    ("torch.cuda.amp", "GradScaler"), ("torch.cpu.amp", "GradScaler"),
-    ("torch", "_amp_update_scale_"), ("torch", "_amp_foreach_non_finite_check_and_unscale_"),
-)
+BLOCKED_PACKAGES = ("solutions", "autograder", "exercises")
 
 
 class _BlockGraderImports:
     """Meta-path finder refusing the grader, the reference solutions and other
-    copies of the exercises: student code must stand on its own."""
+    copies of the exercises: student code must stand on its own. (The file
+    system confinement already hides them; this gives the clearer message.)"""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname.split(".")[0] in BLOCKED_PACKAGES:
             raise ImportError(f"importing {fullname!r} is not allowed while grading")
         return None
-
-
-def _forbid_gradscaler():
-    import torch
-
-    def refuse(*args, **kwargs):
-        raise RuntimeError("loss_scaler.py must be built by hand: torch.amp.GradScaler and "
-                           "torch._amp_* ops are not available to it while grading")
-
-    for module_name, attribute in _FORBIDDEN_FOR_LOSS_SCALER:
-        module = sys.modules.get(module_name) or importlib.import_module(module_name)
-        if hasattr(module, attribute):
-            setattr(module, attribute, refuse)
-    del torch
 
 
 def _student_traceback(exc, submission_dir):
@@ -75,13 +57,16 @@ class Worker:
         self.submission_dir = os.path.abspath(submission_dir)
         self.module_name = module_name
         self.module = None
+        self.guard = None
 
     def prepare(self):
-        """Isolate the interpreter before any student code runs."""
+        """Isolate the interpreter before any student code runs. Everything the
+        worker needs was imported by the zygote: after confinement the grader's
+        own files can no longer be read."""
         import torch
-        import autograder.scenarios  # noqa: F401  (trusted, loaded before the blocker)
 
         torch.set_num_threads(1)
+        sys.dont_write_bytecode = True
         for name in list(sys.modules):
             if name.split(".")[0] in ("solutions", "exercises") or name in (self.module_name,):
                 del sys.modules[name]
@@ -90,7 +75,8 @@ class Worker:
                                                and not os.path.isdir(os.path.join(entry, "autograder"))]
         sys.meta_path.insert(0, _BlockGraderImports())
         if self.module_name == "loss_scaler":
-            _forbid_gradscaler()
+            scaler_guard.install()
+            self.guard = scaler_guard
         os.chdir(self.submission_dir)
 
     def handle(self, request):
@@ -109,7 +95,6 @@ class Worker:
                     "args_after": wire.encode_value(args),
                     "kwargs_after": wire.encode_value(kwargs)}
         if op == "scenario":
-            from autograder import scenarios
             runner = scenarios.STUDENT_SCENARIOS[request["name"]]
             return {"value": wire.encode_value(runner(self.module, request.get("spec", {})))}
         raise ValueError(f"unknown op {op!r}")
@@ -128,6 +113,8 @@ class Worker:
                     reply.update(ok=False, error={"type": "ProtocolError", "message": str(exc)})
                 else:
                     reply.update(ok=False, error=_error(exc, self.submission_dir))
+            if self.guard is not None and self.guard.SEEN:
+                reply["delegation"] = [str(item)[:200] for item in self.guard.SEEN[:20]]
             try:
                 wire.send_frame(sock, reply)
             except (ValueError, TypeError) as exc:  # e.g. a value JSON cannot hold
@@ -144,14 +131,17 @@ def scrubbed_environment(environ):
     return {key: value for key, value in environ.items() if key in SAFE_ENVIRONMENT}
 
 
-def run(sock, submission_dir, module_name, log_path):
-    """Entry point inside the worker process (after fork or spawn)."""
+def run(sock, submission_dir, module_name, log_fd, scratch=None):
+    """Entry point inside a confined worker (after fork or spawn)."""
     safe = scrubbed_environment(os.environ)
     os.environ.clear()
     os.environ.update(safe)
-    log = open(log_path, "ab", buffering=0)
-    os.dup2(log.fileno(), 1)
-    os.dup2(log.fileno(), 2)
+    if scratch:  # the only writable folder
+        os.environ.update(TMPDIR=scratch, TEMP=scratch, TMP=scratch, HOME=scratch)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    if log_fd > 2:
+        os.close(log_fd)
     sys.stdout = io.TextIOWrapper(open(1, "wb", buffering=0, closefd=False), write_through=True)
     sys.stderr = sys.stdout
     sys.stdin = io.StringIO("")
@@ -168,6 +158,6 @@ def main():
     sock = socket.create_connection((host, int(port)))
     sock.sendall(token.encode("ascii") + b"\n")
     try:
-        run(sock, submission_dir, module_name, log_path)
+        run(sock, submission_dir, module_name, os.open(log_path, os.O_WRONLY | os.O_APPEND))
     finally:
         os._exit(0)

@@ -3,8 +3,9 @@
     python tests/data/lab_records/make_fixtures.py
 
 Each ``bad_*`` record differs from the chapter's published run by ONE inconsistency and must
-be refused as invalid; ``nocredit_*`` records are consistent but earn no GPU credit;
-``credit_*`` records are consistent variants that still earn it. ``cpu_smoke_sample.json``
+be refused as invalid; each ``impossible_*`` record is consistent but breaks ONE physical bound
+(autograder/lab_plausibility.py) and earns no credit; ``nocredit_*`` records are consistent and
+possible but earn no GPU credit; ``credit_*`` records are variants that still earn it. ``cpu_smoke_sample.json``
 comes from ``python gpu_lab/amp_backward_lab.py --run-mode cpu_smoke`` (valid, no credit). ``manifest.json`` lists the
 expected verdict and a phrase the refusal reason must contain; tests/test_lab_check.py reads it.
 """
@@ -122,9 +123,6 @@ RECORDS = {
     "nocredit_other_model": (setter("model.id", "Qwen/Qwen2.5-1.5B"), True, False, "model.id"),
     "nocredit_branch_not_commit": (setter("model.resolved_commit", "main"), True, False,
                                    "40-hex commit"),
-    "nocredit_peak_below_model_floor": (apply_all(
-        setter(f"{BASE}.peak_allocated_mb", 2100.0), setter(f"{CAND}.peak_allocated_mb", 1900.0),
-        setter(f"{OVER}.peak_allocated_mb", 1900.0)), True, False, "weights and gradients"),
     "credit_seq_len_64_fallback": (setter("workload.seq_len", 64), True, True, ""),
     "credit_bfloat16_candidate": (apply_all(
         setter("workload.candidate_dtype", "bfloat16"), setter(f"{CAND}.dtype", "torch.bfloat16"),
@@ -132,6 +130,63 @@ RECORDS = {
         setter(f"{CAND}.scale_after", 1.0), setter(f"{CAND}.scale_backoff_steps", 0),
         setter(f"{CAND}.attempted_steps", 21)), True, True, ""),
     "credit_overflow_backoff_counted": (setter(f"{OVER}.scale_backoff_steps", 1), True, True, ""),
+    # Other GPUs, each within its own figures (lab_gpu_specs): still credited.
+    "credit_h200_run": (apply_all(
+        setter("hardware.name", "NVIDIA H200"), setter("hardware.total_memory_mb", 143771.0),
+        setter("hardware.capability", [9, 0]), setter(f"{BASE}.step_median_ms", 30.0),
+        setter(f"{BASE}.step_p95_ms", 31.2), setter(f"{CAND}.step_median_ms", 20.0),
+        setter(f"{CAND}.step_p95_ms", 21.5)), True, True, ""),
+    "credit_a100_mig_slice": (apply_all(
+        setter("hardware.name", "NVIDIA A100-SXM4-40GB MIG 2g.10gb"),
+        setter("hardware.total_memory_mb", 9728.0), setter("hardware.capability", [8, 0])),
+        True, True, ""),
+    "credit_laptop_gpu": (apply_all(
+        setter("hardware.name", "NVIDIA GeForce RTX 5070 Ti Laptop GPU"),
+        setter("hardware.total_memory_mb", 12227.0)), True, True, ""),
+    "credit_unknown_gpu": (setter("hardware.name", "Imaginary Accelerator 9000"), True, True, ""),
+    "credit_lab_measurement_fields": (apply_all(
+        setter("measurement", {"parameter_count": 494_032_768,
+                               "flops_per_step_estimate": 6 * 494_032_768 * 128}),
+        setter(f"{BASE}.achieved_tflops", 6 * 494_032_768 * 128 * 1000 / 96.50 / 1e12),
+        setter(f"{CAND}.achieved_tflops", 6 * 494_032_768 * 128 * 1000 / 94.21 / 1e12)),
+        True, True, ""),
+}
+
+# name -> (change, phrase): consistent records no GPU could have measured (lab_plausibility);
+# each breaks ONE physical bound and earns no credit.
+IMPOSSIBLE = {
+    # 6 x 494,032,768 x 128 = 3.79e11 FLOPs in 2 ms is 190 TFLOP/s; the RTX 5070 Ti's FP32 peak
+    # is 43.9, and the check allows twice that.
+    "impossible_fp32_faster_than_gpu": (apply_all(
+        setter(f"{BASE}.step_median_ms", 2.0), setter(f"{BASE}.step_p95_ms", 2.1)),
+        "faster than the RTX 5070 Ti can compute it"),
+    # 0.9 ms is 422 TFLOP/s against twice the 175.8 TFLOP/s FP16 tensor peak.
+    "impossible_amp_faster_than_gpu": (apply_all(
+        setter(f"{CAND}.step_median_ms", 0.9), setter(f"{CAND}.step_p95_ms", 1.0)),
+        "FP16 dense tensor peak"),
+    # An unknown GPU is held to the fastest known one: 0.05 ms is 7,600 TFLOP/s.
+    "impossible_unknown_gpu_too_fast": (apply_all(
+        setter("hardware.name", "Imaginary Accelerator 9000"),
+        setter(f"{CAND}.step_median_ms", 0.05), setter(f"{CAND}.step_p95_ms", 0.06)),
+        "faster than any known GPU"),
+    "impossible_memory_over_board": (setter("hardware.total_memory_mb", 81920.0),
+                                     "more memory than any RTX 5070 Ti board"),
+    "impossible_memory_under_board": (setter("hardware.total_memory_mb", 8151.0),
+                                      "less than any RTX 5070 Ti board"),
+    "impossible_capability_mismatch": (setter("hardware.capability", [8, 0]),
+                                       "is not the RTX 5070 Ti's compute capability (12.0)"),
+    "impossible_peak_below_weights": (setter(f"{CAND}.peak_allocated_mb", 1500.0),
+                                      "FP32 weights alone"),
+    "impossible_peak_below_weights_and_grads": (setter(f"{OVER}.peak_allocated_mb", 3000.0),
+                                                "FP32 weights and gradients"),
+    "impossible_parameter_count": (setter("measurement", {
+        "parameter_count": 135_000_000, "flops_per_step_estimate": 6 * 135_000_000 * 128}),
+        "measurement.parameter_count 135,000,000"),
+    "impossible_flops_estimate": (setter("measurement", {
+        "parameter_count": 494_032_768, "flops_per_step_estimate": 1.0e9}),
+        "measurement.flops_per_step_estimate"),
+    "impossible_update_larger_than_lr": (setter(f"{CAND}.parameter_delta_max", 0.01),
+                                         "larger than one SGD step can move a weight"),
 }
 
 # Files whose defect is in the JSON text itself.
@@ -150,10 +205,16 @@ def dump(record) -> str:
 
 
 def main() -> None:
-    manifest = {"chapter_default14.json": {"valid": True, "earns_credit": True, "reason": ""}}
+    manifest = {"chapter_default14.json": {"valid": True, "plausible": True, "earns_credit": True,
+                                           "reason": ""}}
     for name, (change, valid, credit, reason) in RECORDS.items():
         (HERE / f"{name}.json").write_text(dump(variant(change)), encoding="utf-8")
-        manifest[f"{name}.json"] = {"valid": valid, "earns_credit": credit, "reason": reason}
+        manifest[f"{name}.json"] = {"valid": valid, "plausible": valid, "earns_credit": credit,
+                                    "reason": reason}
+    for name, (change, reason) in IMPOSSIBLE.items():
+        (HERE / f"{name}.json").write_text(dump(variant(change)), encoding="utf-8")
+        manifest[f"{name}.json"] = {"valid": True, "plausible": False, "earns_credit": False,
+                                    "reason": reason}
     chapter_text = dump(CHAPTER)
     for name, (old, new, reason) in RAW_TEXT.items():
         if old is None:
@@ -162,9 +223,10 @@ def main() -> None:
             assert chapter_text.count(old) == 1, old
             text = chapter_text.replace(old, new)
         (HERE / f"{name}.json").write_text(text, encoding="utf-8")
-        manifest[f"{name}.json"] = {"valid": False, "earns_credit": False, "reason": reason}
+        manifest[f"{name}.json"] = {"valid": False, "plausible": False, "earns_credit": False,
+                                    "reason": reason}
     if (HERE / "cpu_smoke_sample.json").exists():  # written by the lab's cpu_smoke, not here
-        manifest["cpu_smoke_sample.json"] = {"valid": True, "earns_credit": False,
+        manifest["cpu_smoke_sample.json"] = {"valid": True, "plausible": True, "earns_credit": False,
                                              "reason": "no GPU credit"}
     (HERE / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 

@@ -1,0 +1,198 @@
+"""Command line of class grading: ``grade-many`` and ``merge-scores``.
+
+    python -m autograder grade-many ROOT --output-dir DIR [--jobs N] [--seed S]
+                                    [--shard K/N] [--only STUDENT ...] [--timeout SECONDS]
+                                    [--allow-unconfined]
+    python -m autograder merge-scores SHARD_DIR [SHARD_DIR ...] --output-dir DIR
+
+The work is in :mod:`autograder.batch` (grading) and :mod:`autograder.reports.class_report`
+(the class report); this module parses arguments and wires them together.
+"""
+import collections
+import pathlib
+import shutil
+import sys
+import time
+
+from autograder.batch import (DEFAULT_TIMEOUT_S, STATUSES, BatchInterrupted, UsageError, discover,
+                              parse_shard, release_reserve, run_batch, select_shard)
+from autograder.batch_manifest import MANIFEST, _now, merge_manifests, read_manifest, write_manifest
+
+
+def add_parser(subparsers):
+    many = subparsers.add_parser(
+        "grade-many", help="grade one folder per student and write a class report",
+        description="Grade every student folder in ROOT (a clone of each repository, as "
+                    "`gh classroom clone student-repos` lays them out, or just its exercises/). "
+                    "Writes DIR/scores.csv, DIR/<student>/results.json, DIR/report.md and charts.")
+    many.add_argument("root", metavar="ROOT", help="folder with one sub-folder per student")
+    many.add_argument("--output-dir", "-o", required=True, metavar="DIR")
+    many.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                      help="students graded at once (default: the number of CPUs)")
+    many.add_argument("--seed", type=int, default=None,
+                      help="the run's seed, used for every student (default: random, or the seed "
+                           "recorded in DIR/run.json when re-grading with --only)")
+    many.add_argument("--shard", default=None, metavar="K/N",
+                      help="grade only the K-th of N deterministic slices of ROOT (1-based)")
+    many.add_argument("--only", action="append", default=None, metavar="STUDENT",
+                      help="re-grade only this student (repeatable); updates DIR's CSV and report")
+    many.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                      help=f"wall-clock limit per student (default {DEFAULT_TIMEOUT_S:g})")
+    many.add_argument("--visible-only", action="store_true", help="run only the visible tests")
+    many.add_argument("--isolation", choices=("fork", "subprocess"), default=None,
+                      help="fork a pre-imported worker per student (default on POSIX) or start a "
+                           "`grade` subprocess per student (default elsewhere)")
+    many.add_argument("--no-progress", action="store_true", help="no progress output")
+    many.add_argument("--allow-unconfined", action="store_true",
+                      help="grade even where student code cannot be fully confined on this machine "
+                           "(no Landlock, no namespaces); the report says so")
+    many.set_defaults(func=run_grade_many)
+
+    merge = subparsers.add_parser(
+        "merge-scores", help="join the output folders of grade-many shards into one report",
+        description="Join grade-many output folders (e.g. one per --shard K/N) into one "
+                    "DIR/scores.csv, DIR/report.md and charts.")
+    merge.add_argument("inputs", nargs="+", metavar="SHARD_DIR")
+    merge.add_argument("--output-dir", "-o", required=True, metavar="DIR")
+    merge.set_defaults(func=run_merge_scores)
+    return many
+
+
+def run_grade_many(args):
+    try:
+        return _grade_many(args)
+    except UsageError as exc:
+        print(f"grade-many: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("grade-many: interrupted", file=sys.stderr)
+        return 130
+
+
+def _grade_many(args):
+    from autograder.engine import new_seed
+
+    root, output_dir = pathlib.Path(args.root), pathlib.Path(args.output_dir)
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    students = [s for s in discover(root) if (root / s).resolve() != output_dir.resolve()]
+    shard = parse_shard(args.shard) if args.shard else None
+    previous = read_manifest(output_dir)
+    if args.only:
+        unknown = sorted(set(args.only) - set(students))
+        if unknown:
+            raise UsageError(f"--only: no such student folder in {root}: {', '.join(unknown)}")
+        chosen = sorted(set(args.only))
+        if shard:
+            chosen = [s for s in chosen if s in select_shard(students, *shard)]
+    else:
+        chosen = select_shard(students, *shard) if shard else students
+    seed = args.seed
+    if seed is None and args.only and previous:
+        seed = previous.get("seed")
+    seed = new_seed() if seed is None else int(seed)
+
+    keep = previous if (args.only and previous) else None
+    manifest = keep or {"students": {}}
+    manifest.update({
+        "version": 1, "seed": manifest.get("seed", seed) if keep else seed,
+        "root": str(root.resolve()), "visible_only": bool(args.visible_only),
+        "shard": f"{shard[0]}/{shard[1]}" if shard else manifest.get("shard"),
+        "class_size": len(students), "started": _now(),
+    })
+    if not keep and shard:
+        manifest["shard_students"] = chosen
+    print(f"grade-many: {len(chosen)} of {len(students)} student folder(s) in {root}"
+          + (f", shard {shard[0]}/{shard[1]}" if shard else "") + f"; seed {seed}", file=sys.stderr)
+    started = time.monotonic()
+    warnings = []
+    info = {}
+    interrupted = False
+    try:
+        entries = run_batch(root, output_dir, chosen, seed, jobs=args.jobs, timeout=args.timeout,
+                            include_hidden=not args.visible_only, isolation=args.isolation,
+                            progress=not args.no_progress, manifest_entries=manifest["students"],
+                            warnings=warnings, allow_unconfined=args.allow_unconfined, info=info)
+    except BatchInterrupted as exc:
+        entries, interrupted = exc.entries, True
+        warnings.append("the batch was interrupted: students marked 'crashed' with reason "
+                        "'interrupted' were not graded (re-grade them with --only)")
+    manifest["warnings"] = (manifest.get("warnings", []) if keep else []) + warnings
+    for warning in warnings:
+        print(f"grade-many: warning: {warning}", file=sys.stderr)
+    manifest["students"] = entries
+    manifest["finished"] = _now()
+    if "isolation" in info:
+        manifest["isolation"] = info["isolation"]
+    outputs = write_class_outputs(output_dir, manifest)
+    wall = time.monotonic() - started
+    counts = collections.Counter(entries[s]["status"] for s in chosen)
+    problems = ", ".join(f"{counts[s]} {s}" for s in STATUSES[1:] if counts[s])
+    per = wall / len(chosen) if chosen else 0.0
+    print(f"grade-many: graded {len(chosen)} student(s) in {wall:.1f} s ({per:.2f} s each)"
+          + (f"; {problems}" if problems else ""), file=sys.stderr)
+    for path in outputs:
+        print(f"wrote {path}")
+    return 130 if interrupted else 0
+
+
+def write_class_outputs(output_dir, manifest):
+    """run.json, scores.csv, report.md (and charts), whatever happened meanwhile:
+    the room kept at the start of the batch is given back for them first."""
+    from autograder.reports import class_report
+
+    release_reserve(output_dir)
+    outputs = []
+    try:
+        write_manifest(output_dir, manifest)
+        outputs.append(pathlib.Path(output_dir) / MANIFEST)
+    except OSError as exc:
+        print(f"grade-many: error: {MANIFEST} could not be written: {exc}", file=sys.stderr)
+    try:
+        outputs += class_report.write_all(output_dir, manifest)
+    except OSError as exc:
+        print(f"grade-many: error: the class report could not be written: {exc}", file=sys.stderr)
+    return outputs
+
+
+def run_merge_scores(args):
+    try:
+        return _merge_scores(args)
+    except UsageError as exc:
+        print(f"merge-scores: {exc}", file=sys.stderr)
+        return 2
+
+
+def _merge_scores(args):
+    from autograder.reports import class_report
+
+    output_dir = pathlib.Path(args.output_dir)
+    manifests = []
+    for name in args.inputs:
+        source = pathlib.Path(name)
+        manifest = read_manifest(source)
+        if manifest is None:
+            raise UsageError(f"{source}: no {MANIFEST} (not a grade-many output folder)")
+        manifests.append((source, manifest))
+    merged = merge_manifests(manifests)
+    merged["finished"] = _now()
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for source, manifest in manifests:
+        if source.resolve() == output_dir.resolve():
+            continue
+        for student in manifest["students"]:
+            if merged["students"][student]["source"] != str(source):
+                continue
+            if (source / student).is_dir():
+                shutil.copytree(source / student, output_dir / student, dirs_exist_ok=True)
+    write_manifest(output_dir, merged)
+    outputs = class_report.write_all(output_dir, merged)
+    for warning in merged["warnings"]:
+        print(f"merge-scores: warning: {warning}", file=sys.stderr)
+    print(f"merge-scores: {len(merged['students'])} student(s) from {len(manifests)} input(s)",
+          file=sys.stderr)
+    for path in outputs:
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,137 @@
+"""Finding and reading lab records in a student's repository, which is hostile input.
+
+A record is read through :mod:`autograder.safe_files`: never through a symbolic link (in the file
+name or, below the repository root, in any folder on the way), only a regular file (a FIFO or a
+device is refused without blocking), at most :data:`MAX_RECORD_BYTES`. Its text is parsed as
+strict JSON: no NaN / Infinity, no number overflowing to infinity, no duplicate keys.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import os
+import stat
+from pathlib import Path
+
+from autograder import safe_files
+from autograder.lab_layout import RECORD_GLOB, RESULTS_RELATIVE_DIR
+
+# The lab writes about 5 KB (20 repeats); a thousand repeats stay far below this. The bound only
+# keeps a hostile file from filling the grader's memory.
+MAX_RECORD_BYTES = 1 << 20
+
+_DIR_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+
+
+class StrictJSONError(ValueError):
+    pass
+
+
+def _reject_constant(name: str):
+    raise StrictJSONError(f"non-standard JSON constant {name} (NaN/Infinity are not allowed; "
+                          "write null for a non-finite value)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise StrictJSONError(f"number {text[:40]} overflows to infinity")
+    return value
+
+
+def _no_duplicate_keys(pairs):
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise StrictJSONError(f"duplicate key {key[:40]!r} in one object")
+        seen[key] = value
+    return seen
+
+
+def parse_strict_json(text: str):
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
+                      object_pairs_hook=_no_duplicate_keys)
+
+
+def read_record_bytes(path, root=None) -> bytes:
+    """The bytes of one record. With ``root`` (a folder ``path`` lies in), no folder between them
+    may be a link either. Raises :class:`autograder.safe_files.UnsafeFile`."""
+    path = Path(path)
+    if root is not None:
+        relative = path.relative_to(root).as_posix()
+        return safe_files.read_relative(root, relative, MAX_RECORD_BYTES)
+    return safe_files.read_regular(path, MAX_RECORD_BYTES)
+
+
+def refusal(path, error: safe_files.UnsafeFile) -> str:
+    """What a student or a TA reads when a record file is refused before it is parsed."""
+    if error.kind == "symlink":
+        return (f"refused {path}: it is a symbolic link, and lab records are never read through "
+                "a link; commit the record file itself")
+    if error.kind == "not_regular":
+        return f"refused {path}: it is not a regular file (a folder, FIFO, socket or device)"
+    if error.kind == "too_large":
+        return (f"refused {path}: it is larger than {MAX_RECORD_BYTES} bytes; a lab record is a "
+                "few kilobytes")
+    return f"cannot read {path}: {safe_files.describe(error.kind, error.detail)}"
+
+
+def find_records(root) -> list[Path]:
+    """Lab records in a repository: the results folder first, then the repository root.
+
+    Lists every entry named like a record that is not a folder, including a link, FIFO or other
+    non-regular file, so that reading it reports the refusal instead of silently dropping it. A
+    folder on the way that is a link is not entered.
+    """
+    root = Path(root)
+    found = []
+    for relative in (RESULTS_RELATIVE_DIR, Path(".")):
+        names = _record_names(root, relative.parts)
+        folder = root.joinpath(relative) if relative.parts else root
+        found += [folder / name for name in sorted(names)]
+    return found
+
+
+def _record_names(root: Path, parts) -> list[str]:
+    if not safe_files.DIR_FD_SUPPORTED:
+        return _record_names_without_dir_fd(root, parts)
+    try:
+        fd = safe_files.open_directory(root)
+    except OSError:
+        return []
+    try:
+        for part in parts:
+            try:
+                next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError:  # missing, a link (O_NOFOLLOW) or not a folder
+                return []
+            os.close(fd)
+            fd = next_fd
+        with os.scandir(fd) as entries:
+            return [entry.name for entry in entries
+                    if fnmatch.fnmatchcase(entry.name, RECORD_GLOB)
+                    and not entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+
+
+def _record_names_without_dir_fd(root: Path, parts) -> list[str]:
+    folder = root
+    for part in ("",) + tuple(parts):
+        folder = folder / part if part else folder
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):  # lstat: a link is not a folder
+                return []
+        except OSError:
+            return []
+    try:
+        with os.scandir(folder) as entries:
+            return [entry.name for entry in entries
+                    if fnmatch.fnmatchcase(entry.name, RECORD_GLOB)
+                    and not entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []

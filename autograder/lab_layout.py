@@ -1,0 +1,251 @@
+"""The GPU lab record's layout: identifiers, required keys and their types.
+
+A record passes this stage when it is a JSON object holding every key of the chapter's layout
+with the right type and the fixed identifiers. Whether the numbers fit together is
+:mod:`autograder.lab_consistency`; whether a GPU could have produced them is
+:mod:`autograder.lab_plausibility`.
+
+Everything here also serves the later stages: the constants, the number helpers and
+:func:`shown` / :func:`plain_text`, which every message uses to echo a student's value (a record
+is hostile input: a value may be megabytes long or carry terminal escape codes).
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+RECORD_GLOB = "train-amp-backward_*.json"
+RESULTS_RELATIVE_DIR = Path("benchmarks/results/train_mixed_precision_backward")
+
+SCHEMA_VERSION = "training-mechanism-gpu/v3"
+SEMANTIC_ID = "TRAIN-AMP-BACKWARD"
+PROFILE_ID = "TRAIN-CUDA-MECHANISM"
+MODEL_ID = "Qwen/Qwen2.5-0.5B"
+EVIDENCE_REAL = "real_model_mechanism_benchmark"
+EVIDENCE_SMOKE = "cpu_smoke_mechanism_check"
+EVIDENCE_DEVICE = {EVIDENCE_REAL: "cuda", EVIDENCE_SMOKE: "cpu"}
+PROBE_SUFFIX = "self_attn.q_proj.weight"
+
+TOP_KEYS = ("schema_version", "semantic_id", "profile_id", "run_label", "model", "workload",
+            "hardware", "metrics", "failure", "evidence_level", "decision")
+MODEL_KEYS = ("id", "requested_revision", "resolved_commit", "resolution_source", "tokenizer_class")
+WORKLOAD_KEYS = ("candidate_dtype", "batch_size", "seq_len", "repeats", "warmup", "learning_rate",
+                 "initial_scale", "max_scale_backoff_steps", "seed", "prompts")
+HARDWARE_KEYS = ("device", "name", "total_memory_mb", "capability", "torch", "cuda")
+PATH_NAMES = ("baseline", "candidate", "overflow")
+PATH_KEYS = ("label", "dtype", "status", "step_median_ms", "step_p95_ms", "peak_allocated_mb",
+             "grad_norm", "grad_is_finite", "probe_parameter", "parameter_delta_max",
+             "scale_initial", "scale_before", "scale_after", "scale_backoff_steps",
+             "attempted_steps", "successful_steps", "step_applied")
+
+# Fixed in the chapter's code; records may state them (the lab does), defaults otherwise.
+UPDATE_DEFAULTS = {"growth_interval": 1000, "backoff_factor": 0.5, "max_grad_norm": 1.0}
+
+# Qwen2.5-0.5B, counting its tied embedding once (what the lab's count_parameters reports).
+QWEN_PARAMETERS = 494_032_768
+QWEN_FP32_WEIGHTS_MB = QWEN_PARAMETERS * 4 / 2**20                # 1884.6 MiB
+QWEN_FP32_WEIGHTS_AND_GRADS_MB = QWEN_PARAMETERS * 8 / 2**20      # 3769.2 MiB
+
+REL_TOL = 1e-6
+SHOWN_LIMIT = 80  # characters of a student's value echoed in one message
+
+
+# --------------------------------------------------------------------------- small helpers
+
+def is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def close(a, b, rel=REL_TOL) -> bool:
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-12)
+
+
+def shown(value, limit: int = SHOWN_LIMIT) -> str:
+    """``repr`` of a student's value for a message: escaped (repr escapes control and
+    bidi characters) and bounded, so a record cannot flood or repaint a TA's terminal."""
+    if isinstance(value, str) and len(value) > 4 * limit:
+        value = value[:4 * limit]  # repr of the head only: the rest is cut anyway
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def plain_text(value, limit: int = SHOWN_LIMIT) -> str:
+    """A student's string shown without quotes: printable characters only, bounded."""
+    text = value if isinstance(value, str) else repr(value)
+    text = "".join(ch if ch.isprintable() else "?" for ch in text[:4 * limit])
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def parse_capability(value):
+    """``[major, minor]``, ``"major.minor"``, ``"sm_XY"`` or ``{major, minor}`` -> (major, minor)."""
+    if isinstance(value, list) and len(value) == 2 and all(is_int(v) and v >= 0 for v in value):
+        return int(value[0]), int(value[1])
+    if isinstance(value, dict) and is_int(value.get("major")) and is_int(value.get("minor")):
+        return value["major"], value["minor"]
+    if isinstance(value, str):
+        match = re.fullmatch(r"(\d{1,3})(?:\.(\d{1,3}))?", value)
+        if match:
+            return int(match[1]), int(match[2] or 0)
+        match = re.fullmatch(r"sm_(\d{1,3})\.(\d{1,3})", value)
+        if match:
+            return int(match[1]), int(match[2])
+        match = re.fullmatch(r"sm_(\d{1,3})(\d)", value)  # sm_120 is 12.0, sm_86 is 8.6
+        if match:
+            return int(match[1]), int(match[2])
+    return None
+
+
+# --------------------------------------------------------------------------- layout and types
+
+MODEL_SPEC = {"id": "str", "requested_revision": "str?", "resolved_commit": "str?",
+              "resolution_source": "str", "tokenizer_class": "str"}
+WORKLOAD_SPEC = {"candidate_dtype": "str", "batch_size": "int>=1", "seq_len": "int>=1",
+                 "repeats": "int>=1", "warmup": "int>=0", "learning_rate": "num>0",
+                 "initial_scale": "num>0", "max_scale_backoff_steps": "int>=0", "seed": "int"}
+HARDWARE_SPEC = {"device": "str", "name": "str", "total_memory_mb": "num>=0?", "torch": "str",
+                 "cuda": "str?"}
+PATH_SPEC = {"label": "str", "dtype": "str", "status": "str", "step_median_ms": "num>0?",
+             "step_p95_ms": "num>0?", "peak_allocated_mb": "num>=0?", "grad_norm": "num>=0?",
+             "grad_is_finite": "bool", "probe_parameter": "str", "parameter_delta_max": "num>=0?",
+             "scale_initial": "num>0", "scale_before": "num>0", "scale_after": "num>0",
+             "scale_backoff_steps": "int>=0", "attempted_steps": "int>=0",
+             "successful_steps": "int>=0", "step_applied": "bool"}
+
+_KINDS = {
+    "str": (lambda v: isinstance(v, str) and v != "", "a non-empty string"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "int": (is_int, "an integer"),
+    "int>=0": (lambda v: is_int(v) and v >= 0, "an integer >= 0"),
+    "int>=1": (lambda v: is_int(v) and v >= 1, "an integer >= 1"),
+    "num>0": (lambda v: is_number(v) and v > 0, "a finite number > 0"),
+    "num>=0": (lambda v: is_number(v) and v >= 0, "a finite number >= 0"),
+}
+
+
+def check_value(where: str, value, kind: str, problems: list[str]) -> None:
+    """kind: one of _KINDS, with a trailing ``?`` when null is allowed."""
+    optional = kind.endswith("?")
+    base = kind.rstrip("?")
+    if value is None:
+        if not optional:
+            problems.append(f"{where} is null; expected {base}")
+        return
+    ok, expected = _KINDS[base]
+    if not ok(value):
+        problems.append(f"{where} is {shown(value)}; expected {expected}{' or null' if optional else ''}")
+
+
+def _check_object(where: str, obj, spec: dict, problems: list[str]) -> None:
+    if not isinstance(obj, dict):
+        problems.append(f"{where} is {type(obj).__name__}; expected an object")
+        return
+    for key, kind in spec.items():
+        if key not in obj:
+            problems.append(f"missing key {where}.{key}")
+        else:
+            check_value(f"{where}.{key}", obj[key], kind, problems)
+
+
+def layout_problems(record) -> list[str]:
+    """Missing keys, wrong types and wrong identifiers; empty when the layout is complete."""
+    if not isinstance(record, dict):
+        return [f"the record is {type(record).__name__}; expected a JSON object"]
+    problems = [f"missing key {key}" for key in TOP_KEYS if key not in record]
+    if problems:
+        return problems
+    for key, expected in (("schema_version", SCHEMA_VERSION), ("semantic_id", SEMANTIC_ID),
+                          ("profile_id", PROFILE_ID)):
+        if record[key] != expected:
+            problems.append(f"{key} is {shown(record[key])}; expected {expected!r}")
+    check_value("run_label", record["run_label"], "str", problems)
+    _check_object("model", record["model"], MODEL_SPEC, problems)
+    _check_object("workload", record["workload"], WORKLOAD_SPEC, problems)
+    if isinstance(record["workload"], dict):
+        _check_workload_extras(record["workload"], problems)
+    _check_object("hardware", record["hardware"], HARDWARE_SPEC, problems)
+    if isinstance(record["hardware"], dict):
+        _check_hardware_extras(record["hardware"], problems)
+    metrics = record["metrics"]
+    if not isinstance(metrics, dict):
+        problems.append("metrics is not an object")
+    else:
+        for name in PATH_NAMES:
+            if name not in metrics:
+                problems.append(f"missing key metrics.{name}")
+            else:
+                _check_object(f"metrics.{name}", metrics[name], PATH_SPEC, problems)
+                _check_path_extras(f"metrics.{name}", metrics[name], problems)
+    failure = record["failure"]
+    if failure is not None:
+        if not isinstance(failure, dict):
+            problems.append("failure must be null or an object with type and message")
+        else:
+            check_value("failure.type", failure.get("type"), "str", problems)
+            check_value("failure.message", failure.get("message"), "str", problems)
+    if record["evidence_level"] not in EVIDENCE_DEVICE:
+        problems.append(f"evidence_level is {shown(record['evidence_level'])}; expected one of "
+                        f"{sorted(EVIDENCE_DEVICE)}")
+    if record["decision"] not in ("accept", "reject"):
+        problems.append(f"decision is {shown(record['decision'])}; expected 'accept' or 'reject'")
+    return problems
+
+
+def _check_hardware_extras(hardware: dict, problems: list[str]) -> None:
+    if "capability" not in hardware:
+        problems.append("missing key hardware.capability")
+    elif hardware["capability"] is not None and parse_capability(hardware["capability"]) is None:
+        problems.append(f"hardware.capability is {shown(hardware['capability'])}; "
+                        "expected [major, minor], 'major.minor', {major, minor} or null")
+    device = hardware.get("device")
+    if isinstance(device, str) and device not in ("cuda", "cpu"):
+        problems.append(f"hardware.device is {shown(device)}; expected 'cuda' or 'cpu'")
+
+
+def _check_workload_extras(workload: dict, problems: list[str]) -> None:
+    dtype = workload.get("candidate_dtype")
+    if isinstance(dtype, str) and dtype not in ("float16", "bfloat16"):
+        problems.append(f"workload.candidate_dtype is {shown(dtype)}; expected 'float16' or 'bfloat16'")
+    prompts = workload.get("prompts", None)
+    if "prompts" not in workload:
+        problems.append("missing key workload.prompts")
+    elif not (isinstance(prompts, list) and prompts and all(isinstance(p, str) and p for p in prompts)):
+        problems.append("workload.prompts must be a non-empty list of non-empty strings")
+    if "seq_len" in workload and is_int(workload["seq_len"]) and workload["seq_len"] < 2:
+        problems.append("workload.seq_len must be at least 2 for a causal LM loss")
+    # Optional settings the chapter fixes in code; checked only when present.
+    if "growth_interval" in workload:
+        check_value("workload.growth_interval", workload["growth_interval"], "int>=1", problems)
+    if "max_grad_norm" in workload:
+        check_value("workload.max_grad_norm", workload["max_grad_norm"], "num>0", problems)
+    if "backoff_factor" in workload:
+        factor = workload["backoff_factor"]
+        if not (is_number(factor) and 0 < factor < 1):
+            problems.append(f"workload.backoff_factor is {shown(factor)}; expected a number in (0, 1)")
+
+
+def _check_path_extras(where: str, path, problems: list[str]) -> None:
+    """Fields the lab adds beyond the chapter: optional, but typed when present."""
+    if not isinstance(path, dict):
+        return
+    status = path.get("status")
+    if isinstance(status, str) and status not in ("measured", "failed_to_stabilize"):
+        problems.append(f"{where}.status is {shown(status)}; expected 'measured' or "
+                        "'failed_to_stabilize'")
+    if "step_times_ms" in path:
+        times = path["step_times_ms"]
+        if not (isinstance(times, list) and all(is_number(t) and t > 0 for t in times)):
+            problems.append(f"{where}.step_times_ms must be a list of finite positive numbers")
+    for key in ("tokens_per_second", "achieved_tflops"):
+        if key in path:
+            check_value(f"{where}.{key}", path[key], "num>0?", problems)
+
+
+def settings(workload: dict) -> dict:
+    """growth_interval, backoff_factor and max_grad_norm: the record's or the chapter's."""
+    return {key: workload.get(key, default) for key, default in UPDATE_DEFAULTS.items()}

@@ -1,0 +1,217 @@
+"""``report.md``: the class view of a ``grade-many`` output folder, in Markdown.
+
+Student folder names, flags, reasons, test names, isolation facts and lab
+records all pass through :mod:`autograder.reports.safe_text`: nothing a
+submission plants can add a heading, link, image, table row or raw HTML here.
+Every field is read defensively (a results.json may come from an older grader).
+"""
+import statistics
+
+from autograder.reports import isolation_view
+from autograder.reports.class_report import (CHARTS, OPTIONAL_MODULE, STATUS_ORDER, bin_label, fmt_number,
+                                             distribution, module_columns, pass_rates, summary_stats)
+from autograder.reports.safe_text import markdown_code, markdown_text
+
+MAX_PLAUSIBILITY_NOTES = 5
+
+
+def _cell(text, limit=300):
+    return markdown_text(text, limit) or "–"
+
+
+def _header(rows, manifest):
+    lines = ["# Class report: Mixed Precision Backward", ""]
+    counts = {status: sum(1 for row in rows if row.status == status) for status in STATUS_ORDER}
+    seed = manifest.get("seed")
+    context = [f"{len(rows)} student(s)"]
+    context += [f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s]]
+    lines.append(", ".join(context) + ".")
+    if seed is not None:
+        lines.append(f"Seed {markdown_code(seed)} (every student; re-grading with it reproduces these scores).")
+    if manifest.get("shard"):
+        lines.append(f"Shard {markdown_text(manifest['shard'])} of the class only: use `merge-scores` "
+                     "for the whole class.")
+    if manifest.get("merged_from"):
+        lines.append(f"Merged from {len(manifest['merged_from'])} grade-many output(s).")
+    if manifest.get("visible_only"):
+        lines.append("**Visible tests only**: hidden tests were not run.")
+    for warning in manifest.get("warnings", []):
+        lines.append(f"> Warning: {markdown_text(warning)}")
+    return lines + [""]
+
+
+def _distribution(rows, charts):
+    stats = summary_stats(rows)
+    lines = ["## Score distribution", ""]
+    if charts is None:
+        lines += ["_Charts skipped: matplotlib is not installed (`pip install -r requirements-dev.txt`)._", ""]
+    elif charts:
+        lines += [f"![Score distribution]({CHARTS['distribution']})", ""]
+    if stats:
+        lines += ["| Students | Mean | Median | Std dev | Min | Max | Full marks | Zero |",
+                  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+                  f"| {stats['students']} | {stats['mean']:.2f} | {stats['median']:g} | {stats['stdev']:.2f} "
+                  f"| {stats['min']:g} | {stats['max']:g} | {stats['full']} | {stats['zero']} |", ""]
+        if stats["core_max"]:
+            lines += [f"Full marks = {stats['core_max']:g} points from the three modules "
+                      f"(the optional `gpu_lab` credit comes on top).", ""]
+        edges, bin_counts = distribution(rows)
+        peak = max(bin_counts) or 1
+        lines += ["| Total | Students | |", "| --- | ---: | --- |"]
+        for (low, high), count in zip(zip(edges, edges[1:]), bin_counts):
+            lines.append(f"| {bin_label(low, high)} | {count} | {'█' * round(20 * count / peak)} |")
+        lines.append("")
+    return lines
+
+
+def _modules(rows, charts):
+    modules = module_columns(rows)
+    graded = [row for row in rows if row.graded]
+    lines = ["## Modules", ""]
+    if charts:
+        lines += [f"![Mean score per module]({CHARTS['modules']})", ""]
+    lines += ["| Module | Mean | Points | Full marks |", "| --- | ---: | ---: | ---: |"]
+    for module in modules:
+        present = [row.modules[module] for row in graded if module in row.modules]
+        maximum = max((x for _, x in present), default=0.0)
+        mean = statistics.fmean([s for s, _ in present]) if present else 0.0
+        full = sum(1 for s, x in present if x and s >= x)
+        note = " (optional; students with a lab record)" if module == OPTIONAL_MODULE else ""
+        lines.append(f"| {markdown_code(module)}{note} | {mean:.2f} | {maximum:g} | {full}/{len(present)} |")
+    return lines + [""]
+
+
+def _pass_rates(rows, columns, charts):
+    graded = [row for row in rows if row.graded]
+    lines = ["## Per-test pass rates (lowest first)", "",
+             f"Over the {len(graded)} student(s) whose grading completed."
+             " Low rates point at the mechanisms the class got wrong.", ""]
+    if charts:
+        lines += [f"![Per-test pass rates]({CHARTS['pass_rates']})", ""]
+    lines += ["| Test | Module | Visibility | Points | Passed | Rate |",
+              "| --- | --- | --- | ---: | ---: | ---: |"]
+    rates = pass_rates(rows, columns)
+    for key, info, passed, total in sorted(rates, key=lambda r: (r[2] / r[3] if r[3] else 0, r[0])):
+        rate = f"{100.0 * passed / total:.0f}%" if total else "–"
+        lines.append(f"| {_cell(info['name'])} | {markdown_code(info['module'])} | {_cell(info['visibility'])} "
+                     f"| {info['max_score']:g} | {passed}/{total} | {rate} |")
+    return lines + [""]
+
+
+def _flags(rows):
+    lines = ["## Integrity flags", ""]
+    flagged = [(row.student, flag) for row in rows for flag in row.flags]
+    if flagged:
+        lines += ["| Student | Flag |", "| --- | --- |"]
+        lines += [f"| {_cell(student)} | {_cell(flag)} |" for student, flag in flagged]
+    else:
+        lines.append("None.")
+    return lines + [""]
+
+
+def _isolation(rows):
+    """Who ran without OS confinement (loud), and a count of the rest."""
+    lines = ["## Isolation", ""]
+    unconfined = [row for row in rows if isolation_view.unconfined(row.isolation)]
+    known = [row for row in rows if row.isolation]
+    if unconfined:
+        lines += [f"> ⚠️ **{len(unconfined)} student(s): {isolation_view.UNCONFINED_WARNING}**", "",
+                  "| Student | Problems |", "| --- | --- |"]
+        for row in unconfined:
+            problems = "; ".join(isolation_view.problems(row.isolation)) or "none listed"
+            lines.append(f"| {_cell(row.student)} | {_cell(problems, 600)} |")
+        lines.append("")
+    confined = sum(1 for row in known if isolation_view.status_word(row.isolation) == "confined")
+    lines.append(f"Confined: {confined} of {len(rows)} student(s); "
+                 f"not confined: {len(unconfined)}; no isolation record (no code ran, or an older "
+                 f"grader): {len(rows) - len(known)}. Per student: the Students table.")
+    return lines + [""]
+
+
+def _hardware(hardware):
+    if not isinstance(hardware, dict):
+        return markdown_text(hardware) or "–"
+    name = markdown_text(hardware.get("name")) or "unknown GPU"
+    details = [markdown_text(hardware.get("device"))]
+    memory = hardware.get("total_memory_mb")
+    if isinstance(memory, (int, float)) and not isinstance(memory, bool):
+        details.append(f"{memory:g} MB")
+    details = [detail for detail in details if detail]
+    return f"{name} ({', '.join(details)})" if details else name
+
+
+def _lab(rows):
+    """Every GPU-lab record, credit or not: self-reported, so staff read them."""
+    lines = ["## GPU-lab credits (self-reported)", "",
+             "The grader checks that a lab record is complete, consistent and plausible for the GPU it "
+             "names, not that the run took place. Ask a student to re-run the lab when in doubt.", ""]
+    labbed = [row for row in rows if row.lab]
+    if not labbed:
+        return lines + ["No student has a lab record.", ""]
+    lines += ["| Student | Record | Credit | GPU (as reported) | Plausibility notes | Summary |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for row in labbed:
+        lab = row.lab
+        earns = lab.get("earns_credit")
+        credit = "yes (self-reported)" if earns is True else ("no" if earns is False else "?")
+        notes = lab.get("plausibility")
+        notes = [notes] if isinstance(notes, str) else (notes if isinstance(notes, list) else [])
+        shown = "; ".join(str(note) for note in notes[:MAX_PLAUSIBILITY_NOTES])
+        if len(notes) > MAX_PLAUSIBILITY_NOTES:
+            shown += f"; … {len(notes) - MAX_PLAUSIBILITY_NOTES} more"
+        lines.append(f"| {_cell(row.student)} | {_cell(lab.get('file'), 120)} | {credit} "
+                     f"| {_hardware(lab.get('hardware'))} | {_cell(shown, 600)} | {_cell(lab.get('summary'))} |")
+    return lines + [""]
+
+
+def _failed(rows):
+    lines = ["## Crashed, timed out or without a submission", ""]
+    failed = [row for row in rows if not row.graded]
+    if failed:
+        lines += ["| Student | Status | Reason |", "| --- | --- | --- |"]
+        lines += [f"| {_cell(row.student)} | {_cell(row.status)} | {_cell(row.reason)} |" for row in failed]
+        lines += ["", "Each got 0 for now; fix the cause or re-grade them one by one (below)."]
+    else:
+        lines.append("None.")
+    return lines + [""]
+
+
+def _students(rows):
+    modules = module_columns(rows)
+    lines = ["## Students", "",
+             "| Student | Status | Total | " + " | ".join(markdown_code(m) for m in modules) + " | Isolation |",
+             "| --- | --- | ---: | " + " | ".join("---:" for _ in modules) + " | --- |"]
+    for row in sorted(rows, key=lambda r: (-r.total, r.student)):
+        cells = [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
+        isolation = isolation_view.status_word(row.isolation)
+        isolation = f"**{isolation}**" if isolation == "NOT CONFINED" else isolation
+        total = f"{fmt_number(row.total)} / {fmt_number(row.max_score)}"
+        lines.append(f"| {_cell(row.student)} | {_cell(row.status)} | {total} | " + " | ".join(cells)
+                     + f" | {isolation} |")
+    return lines + [""]
+
+
+def _regrading(manifest):
+    seed = manifest.get("seed")
+    seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else "SEED"
+    return ["## Re-grading", "",
+            "Re-grade one student with the recorded seed; scores.csv, this report and the charts "
+            "are updated in place:", "", "```",
+            "python -m autograder grade-many ROOT --output-dir DIR --only STUDENT", "```", "",
+            "Or grade a single repository exactly as this run did:", "", "```",
+            f"python -m autograder grade --submission ROOT/STUDENT/exercises --seed {seed}",
+            "```", ""]
+
+
+def render_markdown(rows, columns, manifest, charts):
+    lines = _header(rows, manifest)
+    lines += _distribution(rows, charts)
+    lines += _modules(rows, charts)
+    lines += _pass_rates(rows, columns, charts)
+    lines += _flags(rows)
+    lines += _isolation(rows)
+    lines += _lab(rows)
+    lines += _failed(rows)
+    lines += _students(rows)
+    lines += _regrading(manifest)
+    return "\n".join(lines)

@@ -1,0 +1,78 @@
+"""What confined the student's code, as the reports show it.
+
+``isolation`` comes from the sandbox (``GradeReport.isolation``, or
+``extra_data.isolation`` in a results.json, possibly from an older grader): a
+dict with ``confined`` (bool), ``problems`` (list) and short facts such as
+``fs``, ``network``, ``signals``, ``process_namespace``, ``uid``, ``scratch``.
+Nothing here trusts its shape: unknown keys are shown, missing ones skipped,
+odd values turned into text. Callers escape the text for their sink.
+"""
+KNOWN_KEYS = ("fs", "network", "signals", "process_namespace", "uid", "scratch")
+_NOT_FACTS = {"confined", "problems"}
+_VALUE_LIMIT = 160
+
+
+def as_dict(isolation):
+    return isolation if isinstance(isolation, dict) else {}
+
+
+def unconfined(isolation):
+    """True only when the sandbox said so: student code ran without OS confinement."""
+    return as_dict(isolation).get("confined") is False
+
+
+def problems(isolation):
+    found = as_dict(isolation).get("problems")
+    if found is None:
+        return []
+    if isinstance(found, (list, tuple)):
+        return [_value_text(item, limit=300) for item in found]
+    return [_value_text(found, limit=300)]
+
+
+def _value_text(value, limit=_VALUE_LIMIT):
+    if isinstance(value, bool):
+        text = "yes" if value else "no"
+    elif value is None:
+        text = "?"
+    elif isinstance(value, (list, tuple)):
+        text = ", ".join(_value_text(item, limit) for item in value)
+    elif isinstance(value, dict):
+        text = ", ".join(f"{_value_text(k, limit)}={_value_text(v, limit)}" for k, v in value.items())
+    else:
+        try:
+            text = str(value)
+        except Exception:
+            text = "?"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def facts(isolation):
+    """``[(key, value text)]``: the known keys in a fixed order, then any others sorted."""
+    data = as_dict(isolation)
+    keys = [key for key in KNOWN_KEYS if key in data]
+    others = sorted((key for key in data if key not in KNOWN_KEYS and key not in _NOT_FACTS),
+                    key=lambda key: _value_text(key))
+    return [(_value_text(key), _value_text(data[key])) for key in keys + others]
+
+
+def one_line(isolation):
+    """``isolation: fs=..., network=...`` or None when there is nothing to say."""
+    items = facts(isolation)
+    if not items:
+        return None
+    return "isolation: " + ", ".join(f"{key}={value}" for key, value in items)
+
+
+def status_word(isolation):
+    """A short cell for a class table: ``confined``, ``NOT CONFINED`` or ``–``."""
+    data = as_dict(isolation)
+    if not data:
+        return "–"
+    if unconfined(data):
+        return "NOT CONFINED"
+    return "confined" if data.get("confined") is True else "unknown"
+
+
+UNCONFINED_WARNING = ("Student code ran WITHOUT OS confinement: it could read and change what the "
+                      "grader's user can. Check this grade by hand.")

@@ -1,0 +1,181 @@
+"""Student-controlled text made harmless for each place it is shown.
+
+Exception messages, printed feedback, file names and test ids can come from a
+submission. Every report passes such text through one function here, chosen by
+where the text goes:
+
+- :func:`terminal_line` / :func:`terminal_lines`: stdout and stderr. In GitHub
+  Actions the runner reads a line as a workflow command when, after leading
+  whitespace, it starts with ``::`` (``::notice``, ``::add-mask::``,
+  ``::stop-commands::``...), and anywhere it holds the legacy ``##[``. Control
+  characters are shown escaped (``\\n``, ``\\x1b``), never obeyed: the runner
+  splits lines on CR too, and terminals obey ESC sequences.
+  :func:`fence_for_actions` wraps a whole printed report in
+  ``::stop-commands::<token>`` ... ``::<token>::`` as a second wall.
+- :func:`markdown_text` / :func:`markdown_code`: the job summary and
+  ``report.md``: no heading, link, image, table row, code fence or raw HTML
+  can come from the text.
+- :func:`html_text`: HTML.
+- :func:`csv_cell`: spreadsheet cells (no formula).
+"""
+import html
+import re
+import secrets
+import unicodedata
+
+# Unicode categories shown escaped: controls (C0, DEL, C1), format characters
+# (bidi overrides, zero-width characters), line/paragraph separators, lone surrogates.
+_ESCAPED_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs"}
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+ELLIPSIS = "…"
+
+DEFAULT_LIMIT = 2000
+
+
+def _escape_char(char):
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def _needs_escape(char):
+    return unicodedata.category(char) in _ESCAPED_CATEGORIES
+
+
+def as_text(value):
+    """Any value as a string (None -> empty): reports must not crash on odd fields."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return str(value)
+    except Exception:  # a hostile __str__ is not ours to run to completion
+        return f"<{type(value).__name__}>"
+
+
+def shorten(text, limit):
+    if limit and len(text) > limit:
+        return text[:limit] + ELLIPSIS
+    return text
+
+
+def visible(text, limit=DEFAULT_LIMIT):
+    """One line: every control, format and separator character shown escaped."""
+    text = shorten(as_text(text), limit)
+    if not any(_needs_escape(char) for char in text):
+        return text
+    return "".join(_escape_char(char) if _needs_escape(char) else char for char in text)
+
+
+# -- terminal (stdout, stderr, the Actions log) -----------------------------------------------
+def _neutralise_commands(line):
+    """No workflow command can start in ``line`` (already free of controls)."""
+    stripped = line.lstrip()  # Python's whitespace is a superset of the runner's TrimStart
+    if stripped.startswith("::"):
+        indent = line[:len(line) - len(stripped)]
+        line = indent + "\\" + stripped
+    while "##[" in line:  # loop: removing one may not leave another behind
+        line = line.replace("##[", "##\\[")
+    return line
+
+
+def terminal_line(text, limit=DEFAULT_LIMIT):
+    """One line of student text, safe to print: newlines included are shown as ``\\n``."""
+    return _neutralise_commands(visible(text, limit))
+
+
+def terminal_lines(text, max_lines=None, limit=DEFAULT_LIMIT):
+    """Multi-line student text, line structure kept, every line neutralised."""
+    lines = as_text(text).replace("\r\n", "\n").split("\n")
+    if max_lines is not None and len(lines) > max_lines:
+        lines = lines[:max_lines] + [f"{ELLIPSIS} ({len(lines) - max_lines} more lines)"]
+    return [terminal_line(line, limit) for line in lines]
+
+
+def terminal_block(text):
+    """A whole printed report, line by line: the last wall before stdout."""
+    return "\n".join(terminal_line(line, limit=None) for line in as_text(text).split("\n"))
+
+
+def stop_token(text=""):
+    """A fresh, unguessable token that does not occur in ``text``."""
+    while True:
+        token = secrets.token_hex(16)
+        if token not in text:
+            return token
+
+
+def fence_for_actions(text, token=None):
+    """``text`` between ``::stop-commands::<token>`` and ``::<token>::``: the
+    runner reads no workflow command in between, whatever slipped through."""
+    token = token or stop_token(text)
+    if token in text:
+        raise ValueError("the stop token must not occur in the fenced text")
+    return f"::stop-commands::{token}\n{text}\n::{token}::"
+
+
+# -- Markdown (job summary, report.md) ---------------------------------------------------------
+# Backslash-escaped everywhere: links and images ([ ]), raw HTML and autolinks
+# (< >), entities (&), code spans (`), table cells (|), emphasis and
+# strikethrough (* ~), math ($), and the backslash itself so that a student
+# backslash cannot cancel one of ours.
+_MARKDOWN_SPECIAL = set("\\`*[]<>&|~$")
+# Characters that open a block when they start a line (headings, lists, quotes,
+# thematic breaks, setext underlines, fences); escaped there.
+_BLOCK_START = set("#>-+*=_~`")
+_ORDERED_LIST = re.compile(r"^(\d{1,9})([.)])")
+# GitHub turns bare URLs, www. names, e-mail addresses and @mentions into
+# links: defang them.
+_SCHEME = re.compile(r"://")
+_WWW = re.compile(r"(?i)\bwww\.")
+_AT = re.compile(r"@(?=[A-Za-z0-9_-])")
+
+
+def _defang_links(text):
+    text = _SCHEME.sub("[:]//", text)
+    text = _WWW.sub(lambda match: match.group(0)[:3] + "[.]", text)
+    return _AT.sub("[@]", text)
+
+
+def markdown_text(text, limit=DEFAULT_LIMIT):
+    """Student text as literal Markdown inline text, safe in a table cell or
+    after a line prefix: one line, newlines shown as ``\\n``, ``|`` escaped."""
+    text = _defang_links(visible(as_text(text).strip(), limit))
+    escaped = "".join("\\" + char if char in _MARKDOWN_SPECIAL else char for char in text)
+    if escaped[:1] in _BLOCK_START:
+        escaped = "\\" + escaped
+    else:
+        escaped = _ORDERED_LIST.sub(r"\1\\\2", escaped)
+    return escaped
+
+
+_PLAIN_CODE = re.compile(r"[A-Za-z0-9_.:/@+ -]+")
+
+
+def markdown_code(text, limit=200):
+    """A short identifier (module, seed) as inline code; anything unusual falls
+    back to :func:`markdown_text` rather than fight code-span edge cases."""
+    text = shorten(as_text(text).strip(), limit)
+    if text and _PLAIN_CODE.fullmatch(text) and "://" not in text:
+        return f"`{text}`"
+    return markdown_text(text, limit) or "–"
+
+
+# -- HTML and CSV --------------------------------------------------------------------------------
+def html_text(text, limit=DEFAULT_LIMIT):
+    return html.escape(visible(text, limit), quote=True)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text):
+    """Text for a spreadsheet cell: a leading ``'`` stops a formula (``=HYPERLINK(...)``)."""
+    text = as_text(text)
+    return "'" + text if text.startswith(_FORMULA_START) else text

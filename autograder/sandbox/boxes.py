@@ -1,0 +1,303 @@
+"""Judge side of the boxes: where a worker process comes from and how it ends.
+
+* :class:`ZygoteBoxes` (Linux): a clean zygote process forks every box (see
+  :mod:`autograder.sandbox.zygote` and :mod:`autograder.sandbox.box`). A box
+  costs milliseconds, starts with nothing of the judge in memory, confines
+  itself, and is killed as a unit through its keeper.
+* :class:`SpawnBoxes` (macOS, Windows, or ``AUTOGRADER_SANDBOX=spawn``): a fresh
+  ``python -I`` per box, confined with what the platform has
+  (:mod:`autograder.sandbox.platforms`).
+
+Both hand out :class:`Box` objects with the same surface: ``sock`` (the
+worker's socket), ``isolation`` (what held), ``kill()``, ``exit_status()``.
+"""
+import json
+import os
+import secrets
+import select
+import socket
+import subprocess
+import sys
+import time
+
+from autograder.sandbox import platforms
+
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+READY_TIMEOUT_S = 180.0
+# Only these variables reach a zygote or worker: no tokens, no runner file-command paths.
+SAFE_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "SYSTEMDRIVE",
+                    "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def scrubbed_environment(environ=None):
+    environ = os.environ if environ is None else environ
+    return {key: value for key, value in environ.items() if key in SAFE_ENVIRONMENT}
+
+
+class BoxError(RuntimeError):
+    """The box could not be created (the grader's problem, not the student's)."""
+
+
+def _recv_json(sock, timeout):
+    """One JSON message from a SEQPACKET socket, or None on timeout / EOF / garbage."""
+    ready, _, _ = select.select([sock], [], [], max(0.0, timeout))
+    if not ready:
+        return None
+    try:
+        data = sock.recv(65536)
+    except OSError:
+        return None
+    if not data:
+        return None
+    try:
+        message = json.loads(data.decode())
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+class Box:
+    """A worker and its keeper, from the judge's side."""
+
+    def __init__(self, sock, keeper, isolation=None, pid=None):
+        self.sock = sock
+        self.keeper = keeper
+        self.pid = pid
+        self.isolation = isolation or {}
+        self._status = None
+
+    def wait_ready(self, timeout):
+        message = _recv_json(self.keeper, timeout)
+        if message is None or "pid" not in message:
+            raise BoxError("the box keeper did not answer")
+        self.pid = message["pid"]
+        self.isolation = message.get("isolation") or {}
+        return self
+
+    def kill(self):
+        try:
+            self.keeper.send(b"kill")
+        except OSError:
+            pass
+
+    def exit_status(self, timeout=3.0):
+        """How the worker ended ('exit code N', 'killed by signal N'); waits up to ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while self._status is None:
+            message = _recv_json(self.keeper, deadline - time.monotonic())
+            if message is None:
+                return "connection lost"
+            if "exit" in message:
+                self._status = str(message["exit"])[:100]
+        return self._status
+
+    def close(self):
+        self.kill()
+        self.exit_status(timeout=5.0)
+        for sock in (self.sock, self.keeper):
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+
+class ZygoteBoxes:
+    """One zygote per grade (or per batch); boxes are forked from it on request."""
+
+    def __init__(self, channel=None, process=None):
+        self.channel = channel
+        self.process = process
+        self._ready = channel is not None and process is None
+        self.error = None
+
+    @classmethod
+    def start(cls):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        boot = ("import sys; sys.path.insert(0, sys.argv[1]); "
+                "from autograder.sandbox import zygote; zygote.main()")
+        debug = bool(os.environ.get("AUTOGRADER_DEBUG"))
+        process = subprocess.Popen(
+            [sys.executable, "-I", "-B", "-c", boot, PACKAGE_ROOT, str(theirs.fileno())],
+            pass_fds=[theirs.fileno()], env=scrubbed_environment(), cwd="/",
+            stdin=subprocess.DEVNULL, stdout=None if debug else subprocess.DEVNULL,
+            stderr=None if debug else subprocess.DEVNULL, start_new_session=True)
+        theirs.close()
+        return cls(ours, process)
+
+    def _wait_ready(self):
+        if self._ready:
+            return
+        message = _recv_json(self.channel, READY_TIMEOUT_S)
+        if not message or not message.get("ready"):
+            self.error = (message or {}).get("error", "the zygote did not start")
+            raise BoxError(f"sandbox zygote: {self.error}")
+        self._ready = True
+
+    def new_channel(self):
+        """A channel of its own for one batch child (see :meth:`from_channel`)."""
+        self._wait_ready()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        socket.send_fds(self.channel, [json.dumps({"op": "channel"}).encode()], [theirs.fileno()])
+        theirs.close()
+        reply = _recv_json(self.channel, 30.0)
+        if not reply or not reply.get("ok"):
+            raise BoxError("sandbox zygote refused a channel")
+        return ours
+
+    @classmethod
+    def from_channel(cls, channel):
+        return cls(channel=channel)
+
+    def new_box(self, config, timeout):
+        """Fork a box for ``config`` and wait until it is confined; returns a :class:`Box`."""
+        self._wait_ready()
+        worker_ours, worker_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        keeper_ours, keeper_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        log_fd = os.open(config["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+                         0o600)
+        try:
+            socket.send_fds(self.channel, [json.dumps({"op": "box", "config": config}).encode()],
+                            [worker_theirs.fileno(), keeper_theirs.fileno(), log_fd])
+        finally:
+            for item in (worker_theirs, keeper_theirs):
+                item.close()
+            os.close(log_fd)
+        reply = _recv_json(self.channel, 30.0)
+        if not reply or not reply.get("ok"):
+            worker_ours.close()
+            keeper_ours.close()
+            raise BoxError(f"sandbox zygote could not fork a box: {(reply or {}).get('error', 'no answer')}")
+        box = Box(worker_ours, keeper_ours)
+        try:
+            return box.wait_ready(timeout)
+        except BoxError:
+            box.close()
+            raise
+
+    def close(self):
+        if self.channel is not None:
+            try:
+                self.channel.close()
+            except OSError:
+                pass
+            self.channel = None
+        if self.process is not None:
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
+
+
+class _SpawnedBox(Box):
+    def __init__(self, sock, process, isolation, job):
+        super().__init__(sock, None, isolation, process.pid)
+        self.process = process
+        self.job = job
+
+    def kill(self):
+        platforms.kill(self.process, self.job)
+
+    def exit_status(self, timeout=3.0):
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "connection lost"
+        if code < 0:
+            return f"killed by signal {-code}"
+        return f"exit code {code}"
+
+    def close(self):
+        self.kill()
+        self.exit_status(timeout=5.0)
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        platforms.release(self.job)
+
+
+class SpawnBoxes:
+    """A fresh interpreter per box, connecting back over loopback with a token."""
+
+    def new_channel(self):
+        return None
+
+    @classmethod
+    def from_channel(cls, channel):
+        return cls()
+
+    def new_box(self, config, timeout):
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        token = secrets.token_hex(16)
+        bootstrap = ("import sys; sys.path.insert(0, sys.argv[1]); del sys.argv[1]; "
+                     "from autograder.sandbox import worker; worker.main()")
+        argv = [sys.executable, "-I", "-B", "-c", bootstrap, PACKAGE_ROOT, "127.0.0.1",
+                str(listener.getsockname()[1]), token, config["submission"], config["module"],
+                config["log"]]
+        with open(config["log"], "ab"):
+            pass
+        argv, isolation = platforms.wrap_command(argv, config)
+        options = {"cwd": config["submission"], "env": scrubbed_environment(),
+                   "stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
+                   "stderr": subprocess.DEVNULL}
+        options.update(platforms.popen_options(config))
+        process = subprocess.Popen(argv, **options)
+        job = platforms.contain(process, config, isolation)
+        listener.settimeout(timeout)
+        try:
+            while True:
+                sock, _ = listener.accept()
+                sock.settimeout(5)
+                try:
+                    if sock.recv(len(token) + 1) == token.encode("ascii") + b"\n":
+                        return _SpawnedBox(sock, process, isolation, job)
+                except OSError:
+                    pass
+                sock.close()
+        except OSError:
+            platforms.kill(process, job)
+            raise BoxError("the worker did not connect back") from None
+        finally:
+            listener.close()
+
+    def close(self):
+        pass
+
+
+def probe_isolation(boxes, limits):
+    """What a box would get on this machine, found by starting one that runs no
+    student code (grade-many asks before grading a class)."""
+    import tempfile
+
+    from autograder import submission
+    from autograder.sandbox import uids
+
+    with tempfile.TemporaryDirectory(prefix="amp-probe-") as area:
+        uid = uids.allocate(1)[0]
+        specs, _ = submission.take(area, area, uid, uid)  # an empty submission: nothing to read
+        spec = specs["amp_update"]
+        config = {key: spec.get(key) for key in ("submission", "scratch", "log", "uid", "gid",
+                                                  "hide", "forbidden")}
+        config.update(module="amp_update", limits=limits.for_box(), probe=True)
+        if isinstance(boxes, SpawnBoxes):
+            return platforms.wrap_command([], config)[1]
+        box = boxes.new_box(config, timeout=60.0)
+        box.close()
+        return box.isolation
+
+
+def use_zygote():
+    return sys.platform.startswith("linux") and os.environ.get("AUTOGRADER_SANDBOX", "zygote") != "spawn"
+
+
+def start_boxes():
+    """The box factory for this platform, started (a zygote begins importing torch now)."""
+    return ZygoteBoxes.start() if use_zygote() else SpawnBoxes()
+
+
+def boxes_from_channel(channel):
+    return ZygoteBoxes.from_channel(channel) if channel is not None else SpawnBoxes()

@@ -1,0 +1,123 @@
+"""The zygote: a clean process that imports torch once and forks boxes.
+
+It is started as a fresh interpreter (``python -I -B``) with a scrubbed
+environment, before the judge loads any test, oracle, plugin or seed, and it
+never receives any of them: a worker forked from it starts with nothing of the
+judge in its memory. It never runs student code itself.
+
+It listens on SOCK_SEQPACKET channels. Each message is one JSON object, with
+file descriptors attached where noted:
+
+* ``{"op": "box", "config": {...}}`` + [worker socket, keeper socket, log fd]:
+  fork a box keeper (:func:`autograder.sandbox.box.keeper_main`); answer
+  ``{"ok": true}``. Everything else about the box goes over the keeper socket.
+* ``{"op": "channel"}`` + [socket]: serve one more channel (batch grading
+  gives each student's judge its own).
+
+It exits when its first channel closes.
+"""
+import json
+import os
+import select
+import signal
+import socket
+import sys
+
+MAX_MESSAGE = 65536
+
+
+def _preload():
+    """What every worker needs, imported once here (after confinement a worker
+    can no longer read the grader's files)."""
+    import torch
+
+    torch.set_num_threads(1)
+    import torch._dynamo  # noqa: F401  (optimizer.step imports it on first use, ~2 s)
+    import torch.nn.functional  # noqa: F401
+
+    # Low-precision CPU kernels read the CPU's features (cpuinfo: /proc, /sys) on
+    # first use; a confined worker cannot, so they are initialised here.
+    for dtype in (torch.float16, torch.bfloat16):
+        with torch.autocast("cpu", dtype=dtype):
+            torch.nn.functional.linear(torch.ones(2, 2), torch.ones(2, 2)).float().sum()
+        (torch.ones(4, dtype=dtype) * 2).float().square().sum().sqrt()
+    import autograder.scenarios  # noqa: F401
+    from autograder.sandbox import box, landlock, namespaces, scaler_guard, worker  # noqa: F401
+
+
+def _reply(channel, message):
+    try:
+        channel.send(json.dumps(message).encode())
+    except OSError:
+        pass
+
+
+def _close_all(fds):
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def serve(first):
+    from autograder.sandbox import box
+
+    channels = [first]
+    while channels:
+        ready, _, _ = select.select(channels, [], [])
+        for channel in ready:
+            try:
+                data, fds, _, _ = socket.recv_fds(channel, MAX_MESSAGE, 8)
+            except OSError:
+                data, fds = b"", []
+            if not data:
+                _close_all(fds)
+                channels.remove(channel)
+                channel.close()
+                if channel is first:
+                    return
+                continue
+            try:
+                request = json.loads(data.decode())
+                op = request.get("op")
+            except (ValueError, AttributeError):
+                _close_all(fds)
+                _reply(channel, {"ok": False, "error": "malformed request"})
+                continue
+            if op == "channel" and len(fds) == 1:
+                channels.append(socket.socket(fileno=fds[0]))
+                _reply(channel, {"ok": True})
+            elif op == "box" and len(fds) == 3:
+                pid = os.fork()
+                if pid == 0:
+                    for other in channels:
+                        other.close()
+                    worker_sock = socket.socket(fileno=fds[0])
+                    keeper_sock = socket.socket(fileno=fds[1])
+                    box.keeper_main(request.get("config", {}), worker_sock, keeper_sock, fds[2])
+                _close_all(fds)
+                _reply(channel, {"ok": True})
+            else:
+                _close_all(fds)
+                _reply(channel, {"ok": False, "error": f"unknown request {op!r}"})
+
+
+def main():
+    """``python -I -B -c BOOT PACKAGE_ROOT CONTROL_FD``."""
+    control = socket.socket(fileno=int(sys.argv[2]))
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # box keepers are reaped by the kernel
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the judge decides when we stop
+    if sys.platform.startswith("linux"):
+        from autograder.sandbox import namespaces
+
+        namespaces.not_dumpable()
+    del sys.argv[1:]
+    try:
+        _preload()
+        _reply(control, {"ready": True, "pid": os.getpid()})
+        serve(control)
+    except BaseException as exc:  # noqa: B036 - report, then exit
+        _reply(control, {"ready": False, "error": f"{type(exc).__name__}: {exc}"[:500]})
+    finally:
+        os._exit(0)

@@ -1,0 +1,107 @@
+"""Taking a submission in: the three contract files, nothing else, copied
+without following links into one box folder per module.
+
+A submission is ``amp_update.py``, ``loss_scaler.py`` and
+``amp_training_step.py``: helper modules next to them are not copied (a
+module that imports one fails with ``ModuleNotFoundError``, and the grade says
+why), and each box sees only its own module, so a broken module costs only its
+own tests. A module that is a symbolic link, a FIFO, a device or larger than
+1 MiB is not read; the feedback says which.
+
+Layout of the grading area (a fresh temporary folder of the judge)::
+
+    area/                     0711, the judge's
+      <module>/               0700, the student's uid (as root)
+        submission/<module>.py   read-only copy
+        scratch/              mount point of the box's tmpfs
+      <module>.log            the worker's stdout and stderr (0600, the judge's)
+"""
+import os
+import pathlib
+
+from autograder import MODULES, safe_files
+
+MAX_SOURCE_BYTES = 1 * 2**20
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGE_DIR = REPO_ROOT / "autograder"
+
+
+def grader_folders():
+    """Folders a box must never read: the grader, its hidden tests, the solutions."""
+    return [str(path) for path in (PACKAGE_DIR, REPO_ROOT / "solutions", REPO_ROOT / "tests")
+            if path.is_dir()]
+
+
+def _chown(path, uid, gid):
+    if uid is not None:
+        os.chown(path, uid, gid)
+
+
+def take(submission_dir, area, uid=None, gid=None):
+    """Copy the contract files of ``submission_dir`` into ``area``; returns
+    ``(specs, notes)``: one box spec per module and notes for the student."""
+    area = pathlib.Path(area)
+    os.chmod(area, 0o711)
+    notes = []
+    folder_problem, dir_fd = None, None
+    try:
+        dir_fd = safe_files.open_directory(submission_dir)
+    except safe_files.UnsafeFile as exc:
+        if exc.kind == "symlink":
+            folder_problem = "was not read: the submission folder is a symbolic link"
+        elif exc.kind != "missing":
+            folder_problem = f"was not read: the submission folder {safe_files.describe(exc.kind, exc.detail)}"
+    specs = {}
+    try:
+        for module in MODULES:
+            specs[module] = _take_module(module, dir_fd, folder_problem, area, uid, gid)
+        if dir_fd is not None:
+            extra = sorted(name for name in os.listdir(dir_fd)
+                           if name.endswith(".py") and name[:-3] not in MODULES)
+            if extra:
+                notes.append("Only amp_update.py, loss_scaler.py and amp_training_step.py are graded; "
+                             "these files were ignored (a graded module cannot import them): "
+                             + ", ".join(repr(name) for name in extra[:10]))
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
+    return specs, notes
+
+
+def _take_module(module, dir_fd, folder_problem, area, uid, gid):
+    box = area / module
+    box.mkdir(mode=0o700)
+    copy = box / "submission"
+    scratch = box / "scratch"
+    copy.mkdir(mode=0o755)
+    scratch.mkdir(mode=0o700)
+    spec = {"submission": str(copy), "scratch": str(scratch), "log": str(area / f"{module}.log"),
+            "uid": uid, "gid": gid, "hide": grader_folders(), "forbidden": [str(REPO_ROOT)],
+            "present": False, "problem": folder_problem}
+    if dir_fd is not None and folder_problem is None:
+        try:
+            source = safe_files.read_regular(f"{module}.py", MAX_SOURCE_BYTES, dir_fd=dir_fd)
+        except safe_files.UnsafeFile as exc:
+            if exc.kind != "missing":
+                spec["problem"] = ("is a symbolic link (links are not followed)" if exc.kind == "symlink"
+                                   else safe_files.describe(exc.kind, exc.detail))
+        else:
+            target = copy / f"{module}.py"
+            target.write_bytes(source)
+            os.chmod(target, 0o644)
+            spec["present"] = True
+    _chown(box, uid, gid)
+    _chown(scratch, uid, gid)
+    return spec
+
+
+def source_of(spec):
+    """The copied source text of a module ('' when it was not taken)."""
+    if not spec or not spec.get("present"):
+        return ""
+    module_file = pathlib.Path(spec["submission"])
+    files = list(module_file.glob("*.py"))
+    try:
+        return files[0].read_text(encoding="utf-8", errors="replace") if files else ""
+    except OSError:
+        return ""

@@ -1,0 +1,249 @@
+"""A GradeReport whose student-controlled fields (test output, names, ids,
+flags, notes, submission path, isolation problems, lab record) hold hostile
+text, through every report: the terminal table as printed in GitHub Actions,
+the job summary and the class report. No workflow command but the grader's own
+fence, no control character, and no Markdown heading, HTML, link, image or
+table row that came from the student."""
+import io
+import json
+import re
+import sys
+
+import pytest
+
+from autograder.cli_grade import print_report
+from autograder.reports import class_report, summary_md, terminal
+from autograder.results import GradeReport
+from autograder.results import TestResult as Result
+from runner_files import workflow_commands
+
+HOSTILE = [
+    "   ::notice title=Autograding complete::Points 100/100",
+    "::add-mask::x",
+    "::stop-commands::abc",
+    "text ##[error]x mid-line",
+    "first\n::notice title=Autograding complete::Points 100/100",
+    "progress\r::warning::carriage return",
+    "\x1b[2J\x1b[31mcleared and red\x1b[0m",
+    "a\u2028::notice::after a line separator",
+    "bidi \u202egnp.exe",
+    "::abc::",
+    "<!-- the rest of the page is hidden",
+    "# Points 100",
+    "| fake | row |",
+    "[click](https://evil.example/x) and ![img](https://evil.example/i.png) www.evil.example me@evil.example",
+    "```\ncode fence",
+]
+EVERYTHING = "\n".join(HOSTILE)
+ALLOWED_SUMMARY_HEADINGS = {"## Autograding: 2 / 4"}
+
+
+def hostile_report(isolation=None):
+    tests = [
+        Result(name="amp_update: unscale", module="amp_update", max_score=2.0, score=2.0, passed=True,
+               output="Passed.", visibility="visible", test_id="test_unscale"),
+        Result(name="amp_update: " + HOSTILE[0], module="amp_update", max_score=1.0, score=0.0, passed=False,
+               output=EVERYTHING, visibility="visible", test_id=EVERYTHING),
+        Result(name="visible test replaced by a trivial one", module=None, max_score=None, score=None,
+               passed=False, output=EVERYTHING, visibility="visible", test_id="x"),
+        Result(name="loss_scaler: hidden", module="loss_scaler", max_score=1.0, score=0.0, passed=False,
+               output=EVERYTHING, visibility="hidden", test_id="h"),
+    ]
+    return GradeReport(tests=tests, seed=5, submission=EVERYTHING, flags=list(HOSTILE), notes=list(HOSTILE),
+                       isolation=isolation if isolation is not None else
+                       {"confined": False, "problems": list(HOSTILE), "fs": EVERYTHING})
+
+
+def unescaped(text, chars):
+    """Characters of ``chars`` in ``text`` not preceded by an odd run of backslashes."""
+    found = []
+    for match in re.finditer(f"[{re.escape(chars)}]", text):
+        run = len(text[:match.start()]) - len(text[:match.start()].rstrip("\\"))
+        if run % 2 == 0:
+            found.append((match.group(), text[max(0, match.start() - 20):match.end() + 20]))
+    return found
+
+
+# --------------------------------------------------------------------------- terminal
+
+def test_terminal_table_holds_no_workflow_command_or_control_character():
+    text = terminal.render(hostile_report())
+    assert workflow_commands(text) == []
+    for line in text.split("\n"):
+        assert all(char.isprintable() for char in line), repr(line)
+    # The model finds commands in the raw lines (one at a time: the third
+    # would suspend the rest): the test can fail.
+    assert sum(bool(workflow_commands(line)) for line in HOSTILE) == 7
+
+
+def test_terminal_keeps_the_line_structure_of_feedback():
+    text = terminal.render(hostile_report())
+    shown = [line for line in text.split("\n") if line.startswith("        ")]
+    # Three failed tests, each with the 16 lines of EVERYTHING cut at 12 plus a '… more' line.
+    assert len(shown) == 3 * 13
+    assert "        \\::add-mask::x" in shown
+    assert any("\\x1b[2J" in line for line in shown)
+
+
+def test_terminal_warns_loudly_when_student_code_was_not_confined():
+    text = terminal.render(hostile_report())
+    assert "!!! WARNING: Student code ran WITHOUT OS confinement" in text
+    assert text.count("!!!   - ") == len(HOSTILE)
+    confined = terminal.render(hostile_report({"confined": True, "fs": "read-only", "network": False,
+                                               "uid": 60001, "novel_key": EVERYTHING}))
+    assert "WITHOUT" not in confined
+    line = next(line for line in confined.split("\n") if line.startswith("isolation: "))
+    assert "fs=read-only" in line and "network=no" in line and "uid=60001" in line and "novel_key=" in line
+    assert "isolation" not in terminal.render(hostile_report({}))
+
+
+def test_test_without_module_or_points_renders_under_a_placeholder():
+    text = terminal.render(hostile_report())
+    assert re.search(r"^\?\s+0 / 0$", text, re.M)
+    assert re.search(r"^TOTAL\s+2 / 4$", text, re.M)
+
+
+@pytest.mark.parametrize("actions", [True, False])
+def test_printed_report_is_fenced_only_inside_actions(actions):
+    stream = io.StringIO()
+    print_report(terminal.render(hostile_report()), stream=stream,
+                 environ={"GITHUB_ACTIONS": "true"} if actions else {})
+    commands = workflow_commands(stream.getvalue())
+    if actions:
+        token = commands[0][2]
+        assert [c[0] for c in commands] == ["stop-commands", token]
+        assert stream.getvalue().rstrip("\n").endswith(f"::{token}::")
+    else:
+        assert commands == []
+
+
+def test_fence_protects_even_text_that_escaped_nothing():
+    stream = io.StringIO()
+    print_report("::notice title=Autograding complete::Points 100/100", stream=stream,
+                 environ={"GITHUB_ACTIONS": "true"})
+    assert [c[0] for c in workflow_commands(stream.getvalue())][0] == "stop-commands"
+    assert "notice" not in [c[0] for c in workflow_commands(stream.getvalue())]
+
+
+# --------------------------------------------------------------------------- job summary
+
+def test_job_summary_has_no_student_markdown():
+    text = summary_md.render(hostile_report())
+    headings = {line for line in text.split("\n") if line.lstrip().startswith("#")}
+    assert headings == ALLOWED_SUMMARY_HEADINGS
+    assert unescaped(text, "<[]") == []
+    assert not re.search(r"https?://|www\.|\w@\w", text)
+    # Tables: three modules ('?' included) and three visible tests, each with a
+    # header and a separator; every row as many cells as its header.
+    tables = [[line for line in block.split("\n") if line.startswith("|")] for block in text.split("\n\n")]
+    tables = [table for table in tables if table]
+    assert [len(table) for table in tables] == [2 + 3, 2 + 3]
+    for table in tables:
+        assert len({len(unescaped_pipes(row)) for row in table}) == 1, table
+
+
+def unescaped_pipes(row):
+    return [char for char, _ in unescaped(row, "|")]
+
+
+def test_job_summary_warns_when_not_confined_and_summarises_otherwise():
+    assert "Student code ran WITHOUT OS confinement" in summary_md.render(hostile_report())
+    confined = summary_md.render(hostile_report({"confined": True, "fs": "read-only", "uid": 60001}))
+    assert "WITHOUT" not in confined and "Isolation: fs: read-only; uid: 60001" in confined
+
+
+def markdown_tokens(text):
+    markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py parses the Markdown structurally")
+    parser = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    tokens = parser.parse(text)
+    flat = []
+    for token in tokens:
+        flat.append(token)
+        flat += token.children or []
+    return flat
+
+
+def test_job_summary_structure_parsed():
+    tokens = markdown_tokens(summary_md.render(hostile_report()))
+    types = [token.type for token in tokens]
+    assert types.count("heading_open") == 1
+    assert not {"html_block", "html_inline", "link_open", "image", "fence", "code_block"} & set(types)
+    assert types.count("tr_open") == 3 + 1 + 3 + 1  # header rows included
+
+
+# --------------------------------------------------------------------------- class report
+
+STUDENT = "we|ird" if sys.platform == "win32" else "evil\n# Points 100 <!--|x"
+
+
+def _write_class(tmp_path):
+    report = hostile_report()
+    good = GradeReport(tests=report.tests[:2], seed=5, submission="s", flags=list(HOSTILE),
+                       isolation=report.isolation).to_gradescope()
+    good["tests"][1]["tags"] = ["<!--|" + HOSTILE[0]]
+    good["extra_data"]["lab"] = {"file": HOSTILE[11], "self_reported": True, "earns_credit": True,
+                                 "hardware": {"name": HOSTILE[13], "device": HOSTILE[0], "total_memory_mb": 81920},
+                                 "plausibility": list(HOSTILE), "summary": EVERYTHING}
+    odd = {"score": "abc", "max_score": None, "tests": {"not": "a list"},
+           "extra_data": {"flags": 3, "isolation": ["x"], "lab": "weird"}}
+    odd_tests = {"score": 1, "max_score": 2, "tests": [
+        {"name": None, "score": "x", "max_score": float("inf"), "tags": [None], "status": "passed"},
+        {"name": "t$x$", "test_id": "$\\frac{$", "score": 1, "max_score": 1, "tags": "amp_update"}, 7],
+        "extra_data": {"isolation": {"confined": True, "fs": {"nested": [1]}}, "lab": {"hardware": "a string"}}}
+    older = {"score": 0, "max_score": 1, "tests": [{"name": "old", "score": 0, "max_score": 1,
+                                                     "status": "failed", "tags": ["amp_update"]}]}
+    students = {STUDENT: good, "odd": odd, "oddtests": odd_tests, "older": older}
+    for name, content in students.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(content), encoding="utf-8")
+    manifest = {"seed": 5, "students": {name: {"status": "ok", "reason": "", "seed": 5} for name in students}}
+    manifest["students"]["crashed"] = {"status": "crashed", "reason": EVERYTHING}
+    written = class_report.write_all(tmp_path, manifest)
+    return (tmp_path / "report.md").read_text(encoding="utf-8"), written
+
+
+def test_class_report_survives_odd_results_and_escapes_student_text(tmp_path):
+    text, written = _write_class(tmp_path)
+    headings = [line for line in text.split("\n") if line.startswith("#")]
+    assert headings == ["# Class report: Mixed Precision Backward", "## Score distribution", "## Modules",
+                        "## Per-test pass rates (lowest first)", "## Integrity flags", "## Isolation",
+                        "## GPU-lab credits (self-reported)", "## Crashed, timed out or without a submission",
+                        "## Students", "## Re-grading"]
+    assert unescaped(text.replace("![Score distribution](", "").replace("![Mean score per module](", "")
+                     .replace("![Per-test pass rates](", ""), "<[") == []
+    assert not re.search(r"https?://|www\.|\w@\w", text)
+    assert "\x1b" not in text and "\r" not in text and "\u2028" not in text
+    assert len(written) >= 2
+
+
+def test_class_report_lists_lab_credits_as_self_reported_and_isolation_per_student(tmp_path):
+    text, _ = _write_class(tmp_path)
+    lab = text.split("## GPU-lab credits (self-reported)")[1].split("\n## ")[0]
+    rows = [line for line in lab.split("\n") if line.startswith("| ") and "---" not in line]
+    assert rows[0].startswith("| Student | Record | Credit |")
+    assert len(rows) == 1 + 2  # header, the hostile record, the record with odd hardware
+    assert "yes (self-reported)" in rows[1] and "81920 MB" in rows[1]
+    assert "not that the run took place" in lab
+    isolation = text.split("## Isolation")[1].split("\n## ")[0]
+    assert "WITHOUT OS confinement" in isolation
+    students = text.split("## Students")[1].split("\n## ")[0]
+    assert students.count("**NOT CONFINED**") == 1 and "| confined |" in students
+
+
+def test_class_report_structure_parsed(tmp_path):
+    text, _ = _write_class(tmp_path)
+    tokens = markdown_tokens(text)
+    types = [token.type for token in tokens]
+    assert not {"html_block", "html_inline", "link_open"} & set(types)
+    images = [token.attrs.get("src") for token in tokens if token.type == "image"]
+    assert set(images) <= set(class_report.CHARTS.values())
+    assert types.count("heading_open") == 10
+
+
+def test_students_table_has_one_row_per_student(tmp_path):
+    text, _ = _write_class(tmp_path)
+    students = text.split("## Students")[1].split("\n## ")[0]
+    rows = [line for line in students.split("\n") if line.startswith("|")]
+    assert len(rows) == 2 + 5  # header, separator, five students
+    widths = {len(unescaped_pipes(row)) for row in rows}
+    assert len(widths) == 1  # no cell was split by a student's '|'
