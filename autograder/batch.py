@@ -196,13 +196,14 @@ def check_confinement(boxes, allow_unconfined, warnings):
     except Exception as exc:  # noqa: BLE001 - a probe that fails is no confinement
         report = {"confined": False, "problems": [f"the sandbox probe failed: {exc}"]}
     if not report.get("confined"):
-        text = isolation_report.summary(report) + "".join(
-            f"\n  - {problem}" for problem in report.get("problems") or [])
+        problems = report.get("problems") or []
         if not allow_unconfined:
             raise UsageError("student code would run without full confinement on this machine:\n  "
-                             + text + "\nRun as root, enable unprivileged user namespaces and Landlock, "
+                             + isolation_report.summary(report) + "".join(f"\n  - {p}" for p in problems)
+                             + "\nRun as root, enable unprivileged user namespaces and Landlock, "
                              "or pass --allow-unconfined to grade anyway (the report will say so).")
-        warnings.append("graded WITHOUT full confinement (--allow-unconfined): " + text)
+        warnings.append("graded WITHOUT full confinement (--allow-unconfined): "
+                        + isolation_report.summary(report) + (f"; missing: {'; '.join(problems)}" if problems else ""))
     return report
 
 

@@ -70,6 +70,12 @@ def warn(message):
     print(safe_text.terminal_block(message), file=sys.stderr)
 
 
+def preload_outputs():
+    """What writing the outputs needs, imported before any student code runs."""
+    import autograder.cli_classroom_report  # noqa: F401
+    from autograder.reports import gradescope, github_files, summary_md, terminal  # noqa: F401
+
+
 def write_outputs(report, args):
     from autograder.reports import gradescope, github_files, summary_md, terminal
 
@@ -97,13 +103,14 @@ def run(args):
         usage_error = (f"--submission {args.submission}: no such folder (expected a folder with "
                        + ", ".join(f"{m}.py" for m in MODULES) + ")")
     try:
-        from autograder.engine import grade_submission
+        preload_outputs()
+        from autograder.grading_process import grade_in_clean_process
 
         if usage_error:
             report = _crash_report(submission, args.seed, usage_error)
         else:
-            report = grade_submission(submission, seed=args.seed, include_hidden=not args.visible_only,
-                                      flags=tamper_flags(submission))
+            report = grade_in_clean_process(submission, seed=args.seed, include_hidden=not args.visible_only,
+                                            flags=tamper_flags(submission))
     except Exception as exc:  # the grader's own failure: still leave a result behind
         warn(traceback.format_exc())  # may quote student text: shown escaped
         report = _crash_report(submission, args.seed, f"{type(exc).__name__}: {exc}")

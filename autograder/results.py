@@ -29,6 +29,15 @@ def _number(value):
     return int(value) if float(value).is_integer() else round(float(value), 4)
 
 
+def _float(value):
+    """A score read back from a results file that may be old or hand-edited."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return number if number == number and abs(number) != float("inf") else 0.0
+
+
 @dataclass
 class GradeReport:
     tests: list
@@ -78,18 +87,19 @@ class GradeReport:
             "extra_data": {"seed": self.seed, "submission": self.submission, "flags": self.flags,
                            "modules": {m: {"score": _number(s), "max_score": _number(x)}
                                        for m, (s, x) in self.by_module().items()},
-                           "isolation": self.isolation, "lab": self.lab},
+                           "isolation": self.isolation, "lab": self.lab, "notes": self.notes},
         }
 
     @classmethod
     def from_gradescope(cls, data):
-        tests = [TestResult(name=t["name"], module=(t.get("tags") or ["?"])[0],
-                            max_score=float(t["max_score"]), score=float(t["score"]),
-                            passed=t.get("status") == "passed", output=t.get("output", ""),
-                            visibility=t.get("visibility", "hidden"), test_id=t.get("test_id", ""))
-                 for t in data.get("tests", [])]
+        tests = [TestResult(name=str(t.get("name", "?")), module=str((t.get("tags") or ["?"])[0]),
+                            max_score=_float(t.get("max_score")), score=_float(t.get("score")),
+                            passed=t.get("status") == "passed", output=str(t.get("output", "")),
+                            visibility=t.get("visibility", "hidden"), test_id=str(t.get("test_id", "")))
+                 for t in data.get("tests", []) if isinstance(t, dict)]
         extra = data.get("extra_data", {})
         return cls(tests=tests, seed=extra.get("seed", 0), submission=extra.get("submission", ""),
+                   notes=[str(note) for note in extra.get("notes") or []],
                    duration=data.get("execution_time", 0.0), flags=list(extra.get("flags", [])),
                    isolation=dict(extra.get("isolation") or {}), lab=dict(extra.get("lab") or {}))
 

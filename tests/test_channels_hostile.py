@@ -63,6 +63,7 @@ def _module_tests(report, module):
     return [t for t in report.tests if t.module == module]
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="resource module (memory accounting)")
 def test_forged_reply_frames_are_protocol_errors_charged_to_the_student(grade_dir):
     import resource
 
@@ -136,6 +137,7 @@ def test_helper_modules_are_not_part_of_a_submission(grade_dir):
     assert any("scaler_helper.py" in note for note in report.notes)
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges on Windows")
 def test_symlinked_module_is_reported_as_a_link(shared_boxes, tmp_path_factory):
     from autograder.engine import grade_submission
 
@@ -150,6 +152,7 @@ def test_symlinked_module_is_reported_as_a_link(shared_boxes, tmp_path_factory):
     assert all("symbolic link" in t.output and "missing" not in t.output for t in amp)
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_a_fifo_as_a_module_does_not_block(shared_boxes, tmp_path_factory):
     from autograder.engine import grade_submission
 
@@ -189,30 +192,52 @@ def test_planted_compiled_cache_is_found(tmp_path):
 
 
 LATE_IMPORTS = """
-import sys
+import sys, json
+from autograder import __main__ as entry, grading_process, engine, cli_grade
 from autograder.sandbox import client
-from autograder import cli_grade, __main__ as entry
+
 seen = {}
+real = grading_process.grade_in_clean_process
+
+
+def recording(*args, **kwargs):  # the command-line process: nothing after the grade starts
+    seen["cli"] = set(sys.modules)
+    return real(*args, **kwargs)
+
+
+grading_process.grade_in_clean_process = recording
+code = entry.main(["grade", "--submission", sys.argv[1], "--results", sys.argv[2], "--seed", "5", "--classroom",
+                   "--summary", sys.argv[3]])
+cli_late = set(sys.modules) - seen["cli"]
+
 original = client.Sandbox._start
-def recording_start(self):
-    seen.setdefault("before", set(sys.modules))
+
+
+def recording_start(self):  # the judge: nothing after the first box starts
+    seen.setdefault("judge", set(sys.modules))
     return original(self)
+
+
 client.Sandbox._start = recording_start
-code = entry.main(["grade", "--submission", sys.argv[1], "--results", sys.argv[2], "--seed", "5"])
-late = sorted(name for name in set(sys.modules) - seen["before"]
-              if name.split(".")[0] in ("autograder", "matplotlib", "pytest", "_pytest", "pluggy"))
-print("LATE", late, "CODE", code)
+report = engine.grade_submission(sys.argv[1], seed=5)
+cli_grade.write_outputs(report, type("Args", (), {"results": sys.argv[2], "classroom": True,
+                                                 "summary": sys.argv[3], "quiet": False})())
+judge_late = set(sys.modules) - seen["judge"]
+ours = lambda names: sorted(n for n in names if n.split(".")[0] in
+                            ("autograder", "matplotlib", "pytest", "_pytest", "pluggy"))
+print("LATE", json.dumps({"cli": ours(cli_late), "judge": ours(judge_late)}), "CODE", code)
 """
 
 
 def test_judge_imports_nothing_after_student_code_ran(tmp_path):
-    """Every grader module the judge uses is loaded before the first box starts:
-    nothing it loads later can have been written by student code."""
+    """Every grader module the judge and the command line use is loaded before the
+    first box starts: nothing they load later can have been written by student code."""
     import subprocess
 
     from helpers import ROOT
 
     done = subprocess.run([sys.executable, "-c", LATE_IMPORTS, str(ROOT / "solutions"),
-                           str(tmp_path / "results.json")], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    assert "LATE [] CODE 0" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+                           str(tmp_path / "results.json"), str(tmp_path / "summary.md")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), GITHUB_OUTPUT=str(tmp_path / "out")))
+    assert 'LATE {"cli": [], "judge": []} CODE 0' in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]

@@ -87,8 +87,7 @@ def _sweep(marker):
     return found
 
 
-def test_judge_memory_holds_no_oracle_hidden_tests_or_seed(grade_dir):
-    probe = '''
+MEMORY_PROBE = '''
 for name, module in list(sys.modules.items()):
     if any(word in name for word in ("hidden", "oracle", "visible")) \
             or name.split(".")[0] in ("pytest", "_pytest", "pluggy") \
@@ -103,19 +102,56 @@ for obj in gc.get_objects():
         pass
 FOUND.extend(v for v in ("1234567891",) if v in repr(sys.argv) + repr(dict(os.environ)))
 '''
-    use = '''
+ORACLE_USE = '''
     for name in list(sys.modules):
         if "oracle" in name:
             return sys.modules[name].train_step(model, optimizer, microbatches, loss_fn,
                                                 precision=precision, scaler=scaler, max_norm=max_norm,
                                                 weights=weights)
 '''
-    report = grade_dir({"amp_training_step": REPORTING_STEP.format(probe=probe, use=use)},
+
+
+def test_judge_memory_holds_no_oracle_hidden_tests_or_seed(grade_dir):
+    report = grade_dir({"amp_training_step": REPORTING_STEP.format(probe=MEMORY_PROBE, use=ORACLE_USE)},
                        seed=1234567891, limits=TIGHT)
     texts = _report_texts(report, "amp_training_step")
     assert "FOUND=[]" in texts, texts[:2000]
     assert report.by_module()["amp_training_step"][0] == 0
     assert _full_marks(report, "amp_update", "loss_scaler")
+
+
+def test_command_line_grade_holds_nothing_of_the_judge_either(tmp_path, monkeypatch):
+    """``python -m autograder grade`` forks its zygote inside the grading process:
+    before that process has seen the job, the suites or the caller's environment."""
+    import json
+    import subprocess
+
+    canary = f"canary-{secrets.token_hex(6)}"
+    probe = MEMORY_PROBE + f'''
+import ctypes
+if {canary!r} in repr(dict(os.environ)):
+    FOUND.append("environment")
+try:
+    with open("/proc/self/environ", "rb") as handle:
+        if {canary!r}.encode() in handle.read():
+            FOUND.append("environ block")
+except OSError:
+    pass
+'''
+    from helpers import make_submission
+
+    make_submission(tmp_path / "exercises",
+                    {"amp_training_step": REPORTING_STEP.format(probe=probe, use=ORACLE_USE)})
+    env = dict(os.environ, AMP_JUDGE_CANARY=canary, GITHUB_OUTPUT=str(tmp_path / canary),
+               AUTOGRADER_CALL_TIMEOUT="5", PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission", str(tmp_path / "exercises"),
+                           "--results", str(tmp_path / "results.json"), "--seed", "1234567891", "--quiet"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    texts = "\n".join(t["output"] for t in results["tests"] if "amp_training_step" in t["tags"])
+    assert "FOUND=[]" in texts, texts[:2000]
+    assert results["extra_data"]["modules"]["loss_scaler"]["score"] == 36
 
 
 def test_hidden_tests_and_solutions_cannot_be_read_from_disk(grade_dir):

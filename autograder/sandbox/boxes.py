@@ -101,13 +101,39 @@ class Box:
                 pass
 
 
+class _ForkedProcess:
+    """What :class:`ZygoteBoxes` needs of a forked zygote (Popen's surface)."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def wait(self, timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                pid, _ = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return 0
+            if pid:
+                return 0
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("zygote", timeout)
+            time.sleep(0.01)
+
+    def kill(self):
+        try:
+            os.kill(self.pid, 9)
+        except OSError:
+            pass
+
+
 class ZygoteBoxes:
     """One zygote per grade (or per batch); boxes are forked from it on request."""
 
-    def __init__(self, channel=None, process=None):
+    def __init__(self, channel=None, process=None, ready=None):
         self.channel = channel
         self.process = process
-        self._ready = channel is not None and process is None
+        self._ready = (channel is not None and process is None) if ready is None else ready
         self.error = None
 
     @classmethod
@@ -282,12 +308,32 @@ def probe_isolation(boxes, limits):
         spec = specs["amp_update"]
         config = {key: spec.get(key) for key in ("submission", "scratch", "log", "uid", "gid",
                                                   "hide", "forbidden")}
-        config.update(module="amp_update", limits=limits.for_box(), probe=True)
+        from autograder.sandbox.client import disabled_layers
+
+        config.update(module="amp_update", limits=limits.for_box(), probe=True, disable=disabled_layers())
         if isinstance(boxes, SpawnBoxes):
             return platforms.wrap_command([], config)[1]
         box = boxes.new_box(config, timeout=60.0)
         box.close()
         return box.isolation
+
+
+def fork_zygote_here():
+    """Fork the zygote from this very process, which must hold nothing of the
+    judge yet (a fresh grading process, :mod:`autograder.grading_process`):
+    torch is imported once and serves both."""
+    from autograder.sandbox import zygote
+
+    zygote._preload()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        zygote.forked_main(theirs)  # never returns
+    theirs.close()
+    return ZygoteBoxes(ours, _ForkedProcess(pid), ready=True)
 
 
 def use_zygote():

@@ -9,6 +9,7 @@ size bound, and decoded with bounds on depth and size
 (:mod:`autograder.sandbox.wire`); anything malformed is the student's call's
 protocol error, never the grader's.
 """
+import os
 import secrets
 import socket
 import time
@@ -16,6 +17,13 @@ from dataclasses import asdict, dataclass, field
 
 from autograder.sandbox import wire
 from autograder.sandbox.boxes import BoxError
+
+def disabled_layers():
+    """Sandbox layers switched off to test the degraded paths
+    (``AUTOGRADER_SANDBOX_DISABLE=namespaces,landlock``); never for real grading."""
+    return [name.strip() for name in os.environ.get("AUTOGRADER_SANDBOX_DISABLE", "").split(",")
+            if name.strip() in ("namespaces", "landlock")]
+
 
 @dataclass
 class Limits:
@@ -103,7 +111,7 @@ class Sandbox:
     def _start(self):
         config = {key: self.spec.get(key) for key in ("submission", "scratch", "log", "uid", "gid",
                                                        "hide", "forbidden")}
-        config.update(module=self.module_name, limits=self.limits.for_box())
+        config.update(module=self.module_name, limits=self.limits.for_box(), disable=disabled_layers())
         started = time.monotonic()
         try:
             self._box = self.boxes.new_box(config, self.limits.import_timeout)

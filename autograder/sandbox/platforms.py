@@ -51,6 +51,13 @@ def macos_profile(config):
 
 def wrap_command(argv, config):
     """``(argv, isolation)``: the command, wrapped by the platform's sandbox where there is one."""
+    report = _wrap(argv, config)
+    if config.get("uid") is not None:
+        report[1]["uid"] = f"uid {config['uid']} of its own"
+    return report
+
+
+def _wrap(argv, config):
     if sys.platform == "darwin":
         tool = shutil.which("sandbox-exec") or "/usr/bin/sandbox-exec"
         if os.path.exists(tool):
@@ -72,9 +79,17 @@ def popen_options(config):
     lim = config["limits"]
     if os.name == "nt":
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    return {"start_new_session": True,
-            "preexec_fn": lambda: limits.apply_limits(lim["memory_bytes"], lim["cpu_seconds"],
-                                                      lim["max_processes"], lim["max_file_bytes"])}
+    uid = config.get("uid")
+
+    def confine():
+        limits.apply_limits(lim["memory_bytes"], lim["cpu_seconds"], lim["max_processes"],
+                            lim["max_file_bytes"], own_uid=uid is not None)
+        if uid is not None:  # never root: a uid of its own (a failure here stops the worker)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+
+    return {"start_new_session": True, "preexec_fn": confine}
 
 
 # -- Windows job objects -----------------------------------------------------------------------

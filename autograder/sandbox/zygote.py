@@ -103,15 +103,19 @@ def serve(first):
                 _reply(channel, {"ok": False, "error": f"unknown request {op!r}"})
 
 
-def main():
-    """``python -I -B -c BOOT PACKAGE_ROOT CONTROL_FD``."""
-    control = socket.socket(fileno=int(sys.argv[2]))
+def _become_zygote():
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # box keepers are reaped by the kernel
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the judge decides when we stop
     if sys.platform.startswith("linux"):
         from autograder.sandbox import namespaces
 
         namespaces.not_dumpable()
+
+
+def main():
+    """``python -I -B -c BOOT PACKAGE_ROOT CONTROL_FD``."""
+    control = socket.socket(fileno=int(sys.argv[2]))
+    _become_zygote()
     del sys.argv[1:]
     try:
         _preload()
@@ -119,5 +123,21 @@ def main():
         serve(control)
     except BaseException as exc:  # noqa: B036 - report, then exit
         _reply(control, {"ready": False, "error": f"{type(exc).__name__}: {exc}"[:500]})
+    finally:
+        os._exit(0)
+
+
+def forked_main(control):
+    """The zygote forked from a clean grading process (see
+    :mod:`autograder.grading_process`): everything is imported already."""
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.closerange(3, control.fileno())
+        os.closerange(control.fileno() + 1, 65536)
+        _become_zygote()
+        serve(control)
     finally:
         os._exit(0)

@@ -1,0 +1,103 @@
+"""``grade`` runs its judge in a clean process of its own.
+
+The command-line process (A) holds what the caller gave it: arguments and an
+environment that may name the runner's file-command files (``GITHUB_OUTPUT``,
+``GITHUB_STEP_SUMMARY``) or carry tokens. It never imports torch and never
+meets student code. It starts the grading process (B) as a fresh interpreter
+with a scrubbed environment; B imports torch once, forks the sandbox's zygote
+from itself -- before it has received anything of the job, so the zygote and
+every box forked from it hold nothing of the judge -- and only then reads the
+job, loads the suites and grades. B sends the report back as JSON; A writes
+``results.json``, the Classroom output and the summary after B and every
+process of the submission are gone.
+
+One torch import serves both the judge and the boxes: that is what keeps a
+grade close to the cost of ``import torch`` (benchmarks/bench_grade.py).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from autograder.results import GradeReport
+
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MAX_REPORT_BYTES = 64 * 2**20
+_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from autograder import grading_process; grading_process.main()")
+
+
+class GradingFailed(RuntimeError):
+    """The grading process died or answered nonsense (the grader's failure)."""
+
+
+def _environment():
+    from autograder.sandbox.boxes import scrubbed_environment
+
+    env = scrubbed_environment()
+    env.update({key: value for key, value in os.environ.items() if key.startswith("AUTOGRADER_")})
+    return env
+
+
+def grade_in_clean_process(submission, seed, include_hidden, flags):
+    """(A) Grade ``submission`` in a fresh grading process; returns its :class:`GradeReport`."""
+    read_end, write_end = os.pipe()
+    job = {"submission": os.path.abspath(submission), "seed": seed, "include_hidden": include_hidden,
+           "flags": list(flags or []), "result_fd": write_end}
+    # Its own output (tracebacks only, never expected) is kept apart and shown
+    # escaped by the caller: it may quote student text.
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT],
+                                   stdin=subprocess.PIPE, stdout=log, stderr=log, env=_environment(),
+                                   pass_fds=[write_end], cwd=PACKAGE_ROOT)
+        os.close(write_end)
+        try:
+            process.stdin.write(json.dumps(job).encode())
+            process.stdin.close()
+        except OSError:
+            pass
+        with os.fdopen(read_end, "rb") as result:
+            data = result.read(MAX_REPORT_BYTES + 1)
+        code = process.wait()
+        log.seek(0)
+        output = log.read()[-8000:].decode("utf-8", "replace")
+    if code != 0 or not data or len(data) > MAX_REPORT_BYTES:
+        raise GradingFailed(f"the grading process ended with exit code {code}"
+                            + (f":\n{output}" if output.strip() else ""))
+    try:
+        return GradeReport.from_gradescope(json.loads(data.decode()))
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise GradingFailed(f"the grading process sent an unreadable report ({exc})") from None
+
+
+def _die_with_parent():
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+
+
+def main():
+    """(B) Import torch, fork the zygote, then read the job and grade."""
+    _die_with_parent()
+    del sys.argv[1:]
+    from autograder.sandbox import boxes as box_factories
+
+    boxes = box_factories.fork_zygote_here() if box_factories.use_zygote() else box_factories.SpawnBoxes()
+    code = 1
+    try:
+        job = json.loads(sys.stdin.buffer.read(1 << 20).decode())
+        from autograder.engine import grade_submission
+
+        report = grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
+                                  flags=job["flags"], boxes=boxes)
+        data = report.to_gradescope()
+        with os.fdopen(job["result_fd"], "wb") as result:
+            result.write(json.dumps(data, allow_nan=False).encode())
+        code = 0
+    finally:
+        boxes.close()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(code)
