@@ -6,7 +6,6 @@ Modules are imported lazily so that ``check-lab`` stays fast (no torch).
 """
 import argparse
 import importlib
-import os
 import sys
 
 # command name -> module that implements it
@@ -55,20 +54,5 @@ def main(argv=None):
     return args.func(args)
 
 
-def exit_now(code):
-    """Leave without the interpreter's teardown: with torch loaded it costs most
-    of a second, and everything the command wrote is closed by now."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code if isinstance(code, int) else 1)
-
-
 if __name__ == "__main__":
-    try:
-        code = main()
-    except SystemExit as exc:  # argparse: usage errors and --help
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    exit_now(code)
+    sys.exit(main())

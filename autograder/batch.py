@@ -244,7 +244,6 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
     warnings = [] if warnings is None else warnings
     info = {} if info is None else info
     output_dir.mkdir(parents=True, exist_ok=True)
-    _reserve(output_dir)
     pending = collections.deque()
     bar = Progress(len(students), enabled=progress)
     for student in students:
@@ -276,7 +275,13 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
         finally:
             if probe_boxes is not boxes:
                 probe_boxes.close()
-        return _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir)
+        _reserve(output_dir)
+        try:
+            return _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir)
+        except BaseException:
+            if not isinstance(sys.exc_info()[1], BatchInterrupted):
+                release_reserve(output_dir)  # the caller writes the report only when interrupted
+            raise
     finally:
         if boxes is not None:
             boxes.close()

@@ -20,7 +20,6 @@ import argparse
 import hashlib
 import io
 import json
-import os
 import pathlib
 import stat
 import sys

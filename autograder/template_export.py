@@ -18,7 +18,6 @@ tests, the requirements and the trusted manifest.
 template would carry: instructor-side grading (mode (b)) points
 ``$CLASSROOM_MANIFEST`` at it.
 """
-import argparse
 import pathlib
 import re
 import shutil
