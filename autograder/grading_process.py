@@ -42,24 +42,27 @@ def _environment():
 
 def grade_in_clean_process(submission, seed, include_hidden, flags):
     """(A) Grade ``submission`` in a fresh grading process; returns its :class:`GradeReport`."""
-    read_end, write_end = os.pipe()
-    job = {"submission": os.path.abspath(submission), "seed": seed, "include_hidden": include_hidden,
-           "flags": list(flags or []), "result_fd": write_end}
-    # Its own output (tracebacks only, never expected) is kept apart and shown
-    # escaped by the caller: it may quote student text.
-    with tempfile.TemporaryFile() as log:
+    # The report comes back in a file of a private folder (portable; student
+    # code can neither reach it nor the pipe the job goes through).
+    with tempfile.TemporaryDirectory(prefix="amp-grading-") as private, tempfile.TemporaryFile() as log:
+        result_path = os.path.join(private, "report.json")
+        job = {"submission": os.path.abspath(submission), "seed": seed, "include_hidden": include_hidden,
+               "flags": list(flags or []), "result": result_path}
+        # Its own output (tracebacks only, never expected) is kept apart and shown
+        # escaped by the caller: it may quote student text.
         process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT],
                                    stdin=subprocess.PIPE, stdout=log, stderr=log, env=_environment(),
-                                   pass_fds=[write_end], cwd=PACKAGE_ROOT)
-        os.close(write_end)
+                                   cwd=PACKAGE_ROOT)
         try:
             process.stdin.write(json.dumps(job).encode())
             process.stdin.close()
         except OSError:
             pass
-        with os.fdopen(read_end, "rb") as result:
-            data = result.read(MAX_REPORT_BYTES + 1)
         code = process.wait()
+        data = b""
+        if os.path.exists(result_path):
+            with open(result_path, "rb") as result:
+                data = result.read(MAX_REPORT_BYTES + 1)
         log.seek(0)
         output = log.read()[-8000:].decode("utf-8", "replace")
     if code != 0 or not data or len(data) > MAX_REPORT_BYTES:
@@ -93,7 +96,7 @@ def main():
         report = grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
                                   flags=job["flags"], boxes=boxes)
         data = report.to_gradescope()
-        with os.fdopen(job["result_fd"], "wb") as result:
+        with open(job["result"], "wb") as result:
             result.write(json.dumps(data, allow_nan=False).encode())
         code = 0
     finally:

@@ -43,32 +43,53 @@ def take(submission_dir, area, uid=None, gid=None):
     area = pathlib.Path(area)
     os.chmod(area, 0o711)
     notes = []
-    folder_problem, dir_fd = None, None
+    folder_problem, folder = None, None
     try:
-        dir_fd = safe_files.open_directory(submission_dir)
+        # A descriptor of the folder itself where the platform can open one
+        # (then no link anywhere below it is followed); the path elsewhere.
+        folder = safe_files.open_directory(submission_dir) if safe_files.DIR_FD_SUPPORTED else None
+        if folder is None and (safe_files.is_link(submission_dir) or not os.path.isdir(submission_dir)):
+            raise safe_files.UnsafeFile(submission_dir, "symlink" if safe_files.is_link(submission_dir)
+                                        else "missing")
     except safe_files.UnsafeFile as exc:
         if exc.kind == "symlink":
             folder_problem = "was not read: the submission folder is a symbolic link"
         elif exc.kind != "missing":
             folder_problem = f"was not read: the submission folder {safe_files.describe(exc.kind, exc.detail)}"
+    if folder is not None:
+        source = folder
+    elif folder_problem is None and os.path.isdir(submission_dir) and not safe_files.DIR_FD_SUPPORTED:
+        source = str(submission_dir)
+    else:
+        source = None  # missing, or refused
     specs = {}
     try:
         for module in MODULES:
-            specs[module] = _take_module(module, dir_fd, folder_problem, area, uid, gid)
-        if dir_fd is not None:
-            extra = sorted(name for name in os.listdir(dir_fd)
+            specs[module] = _take_module(module, source, folder_problem, area, uid, gid)
+        if source is not None:
+            extra = sorted(name for name in os.listdir(source)
                            if name.endswith(".py") and name[:-3] not in MODULES)
             if extra:
                 notes.append("Only amp_update.py, loss_scaler.py and amp_training_step.py are graded; "
                              "these files were ignored (a graded module cannot import them): "
                              + ", ".join(repr(name) for name in extra[:10]))
     finally:
-        if dir_fd is not None:
-            os.close(dir_fd)
+        if folder is not None:
+            os.close(folder)
     return specs, notes
 
 
-def _take_module(module, dir_fd, folder_problem, area, uid, gid):
+def _read_module(module, source):
+    """``source``: a folder descriptor, or the folder's path where there is none."""
+    if isinstance(source, int):
+        return safe_files.read_regular(f"{module}.py", MAX_SOURCE_BYTES, dir_fd=source)
+    if not os.path.exists(os.path.join(source, f"{module}.py")) and \
+            not safe_files.is_link(os.path.join(source, f"{module}.py")):
+        raise safe_files.UnsafeFile(module, "missing")
+    return safe_files.read_regular(os.path.join(source, f"{module}.py"), MAX_SOURCE_BYTES)
+
+
+def _take_module(module, source, folder_problem, area, uid, gid):
     box = area / module
     box.mkdir(mode=0o700)
     copy = box / "submission"
@@ -78,16 +99,16 @@ def _take_module(module, dir_fd, folder_problem, area, uid, gid):
     spec = {"submission": str(copy), "scratch": str(scratch), "log": str(area / f"{module}.log"),
             "uid": uid, "gid": gid, "hide": grader_folders(), "forbidden": [str(REPO_ROOT)],
             "present": False, "problem": folder_problem}
-    if dir_fd is not None and folder_problem is None:
+    if source is not None and folder_problem is None:
         try:
-            source = safe_files.read_regular(f"{module}.py", MAX_SOURCE_BYTES, dir_fd=dir_fd)
+            text = _read_module(module, source)
         except safe_files.UnsafeFile as exc:
             if exc.kind != "missing":
                 spec["problem"] = ("is a symbolic link (links are not followed)" if exc.kind == "symlink"
                                    else safe_files.describe(exc.kind, exc.detail))
         else:
             target = copy / f"{module}.py"
-            target.write_bytes(source)
+            target.write_bytes(text)
             os.chmod(target, 0o644)
             spec["present"] = True
     _chown(box, uid, gid)

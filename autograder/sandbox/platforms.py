@@ -22,7 +22,7 @@ from autograder.sandbox import limits
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _unconfined(reason):
+def unconfined(reason):
     return {"clean_process": True, "platform": sys.platform, "process_namespace": False,
             "fs": "none", "network": "open", "signals": "open", "uid": "the grading user's",
             "scratch": "unbounded folder", "confined": False, "problems": [reason]}
@@ -43,8 +43,8 @@ def macos_profile(config):
         f"(allow file-write* (subpath {_sbpl_string(config['scratch'])}) (literal {_sbpl_string(config['log'])})"
         ' (literal "/dev/null"))',
         "(deny file-read* " + " ".join(f"(subpath {_sbpl_string(path)})" for path in secret) + ")",
-        "(deny signal (target others))",
-        "(deny process-info* (target others))",
+        "(deny signal)",
+        "(allow signal (target self))",
     ]
     return "\n".join(lines)
 
@@ -68,11 +68,11 @@ def _wrap(argv, config):
                       "scratch": "unbounded folder", "confined": False,
                       "problems": ["macOS: no process namespace; the scratch folder has no size limit"]}
             return [tool, "-p", macos_profile(config)] + list(argv), report
-        return list(argv), _unconfined("macOS: sandbox-exec not found")
+        return list(argv), unconfined("macOS: sandbox-exec not found")
     if os.name == "nt":
-        return list(argv), _unconfined("Windows: no file-system or network confinement exists for "
+        return list(argv), unconfined("Windows: no file-system or network confinement exists for "
                                        "unprivileged processes; a job object limits processes and memory")
-    return list(argv), _unconfined("spawned worker (AUTOGRADER_SANDBOX=spawn): resource limits only")
+    return list(argv), unconfined("spawned worker (AUTOGRADER_SANDBOX=spawn): resource limits only")
 
 
 def popen_options(config):
