@@ -92,15 +92,21 @@ def _comm_survivors(comm):
 
 
 def test_hostile_class_is_contained(tmp_path):
+    from test_channels_hostile import FORGER, SUBCLASS_EVASION
+
     root = tmp_path / MARK
     out = tmp_path / "out"
     comm = MARK[:15]
     hostile = {"killer": KILLER.format(mark=MARK), "reforker": REFORKER.format(comm=comm),
-               "filler": FILLER.format(mark=MARK, out=out), "reader": READER.format(root=root, out=out)}
-    students = ["a-honest", "z-honest"] + list(hostile)
+               "filler": FILLER.format(mark=MARK, out=out), "reader": READER.format(root=root, out=out),
+               "forger": FORGER}
+    students = ["a-honest", "z-honest"] + list(hostile) + ["delegator", "linker"]
     for name in students:
         make_submission(root / name / "exercises",
                         {"amp_update": hostile[name]} if name in hostile else None)
+    (root / "delegator" / "exercises" / "loss_scaler.py").write_text(SUBCLASS_EVASION)
+    (root / "linker" / "exercises" / "amp_update.py").unlink()
+    os.symlink(root / "a-honest" / "exercises" / "amp_update.py", root / "linker" / "exercises" / "amp_update.py")
     env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="5", AUTOGRADER_MODULE_BUDGET="30",
                PYTHONPATH=str(ROOT))
     try:
@@ -126,9 +132,13 @@ def test_hostile_class_is_contained(tmp_path):
             assert "of its own" in data["extra_data"]["isolation"]["uid"]
     for name in ("a-honest", "z-honest"):
         assert all(entry["score"] == entry["max_score"] for entry in totals[name].values()), totals[name]
-    for name in hostile:
-        assert totals[name]["amp_update"]["score"] == 0
+    for name in list(hostile) + ["linker"]:
+        assert totals[name]["amp_update"]["score"] == 0, name
         assert totals[name]["loss_scaler"]["score"] == totals[name]["loss_scaler"]["max_score"], name
+    assert totals["delegator"]["loss_scaler"]["score"] == 0
+    assert totals["delegator"]["amp_update"]["score"] == totals["delegator"]["amp_update"]["max_score"]
+    linker = json.loads((out / "linker" / "results.json").read_text())
+    assert all("symbolic link" in t["output"] for t in linker["tests"] if "amp_update" in t["tags"])
     reader = json.loads((out / "reader" / "results.json").read_text())
     assert all("FOUND=[]" in t["output"] for t in reader["tests"] if "amp_update" in t["tags"]
                and "FOUND" in t["output"])

@@ -35,7 +35,10 @@ def otter_bin():
         return os.environ["OTTER_BIN"]
     venv = pathlib.Path(os.environ.get("OTTER_VENV") or pathlib.Path.home() / ".cache" / "amp-otter-venv")
     candidate = venv / ("Scripts/otter.exe" if os.name == "nt" else "bin/otter")
-    return str(candidate) if candidate.is_file() else None
+    try:
+        return str(candidate) if candidate.is_file() else None
+    except OSError:  # e.g. another user's venv, named by an inherited OTTER_VENV
+        return None
 
 
 @pytest.fixture(scope="module")

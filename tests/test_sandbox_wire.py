@@ -67,3 +67,69 @@ def test_frames_refuse_nan_and_oversize():
         left.sendall((wire.MAX_FRAME_BYTES + 1).to_bytes(4, "big"))
         with pytest.raises(wire.WireError):
             wire.recv_frame(right)
+
+
+def test_a_trickling_answer_runs_into_the_call_deadline():
+    """One deadline for the whole frame: a byte now and then cannot stretch it."""
+    import threading
+    import time
+
+    left, right = socket.socketpair()
+    stop = threading.Event()
+
+    def trickle():
+        left.sendall((1000).to_bytes(4, "big"))
+        while not stop.is_set():
+            try:
+                left.sendall(b" ")
+            except OSError:
+                return
+            time.sleep(0.1)
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(socket.timeout):
+            wire.recv_frame(right, deadline=time.monotonic() + 0.6)
+        assert time.monotonic() - started < 2.0
+    finally:
+        stop.set()
+        left.close()
+        right.close()
+
+
+@pytest.mark.parametrize("payload, message", [
+    (b'{"id": 1, "v": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
+    (b'{"id": 1, "v": NaN}', "constant"),
+    (b"[1, 2]", "not an object"),
+])
+def test_malformed_answers_are_wire_errors(payload, message):
+    left, right = socket.socketpair()
+    with left, right:
+        left.sendall(len(payload).to_bytes(4, "big") + payload)
+        with pytest.raises(wire.WireError, match=message):
+            wire.recv_frame(right, max_bytes=wire.MAX_REPLY_BYTES)
+
+
+def test_decoding_is_bounded_by_a_budget():
+    wide = [[] for _ in range(wire.MAX_NODES + 5)]
+    with pytest.raises(wire.WireError, match="too many values"):
+        wire.decode_value(wide)
+    huge = {"$tensor": "float32", "shape": [2**20, 2**20], "data": ""}
+    with pytest.raises(wire.WireError):
+        wire.decode_value(huge)
+    deep = []
+    for _ in range(wire.MAX_DEPTH + 3):
+        deep = [deep]
+    with pytest.raises(wire.WireError, match="nested"):
+        wire.decode_value(deep)
+    assert wire.decode_value([[1.0, None]]) == [[1.0, None]]
+
+
+def test_answers_larger_than_the_reply_bound_are_refused():
+    left, right = socket.socketpair()
+    with left, right:
+        left.sendall((wire.MAX_REPLY_BYTES + 1).to_bytes(4, "big"))
+        with pytest.raises(wire.WireError, match="too large"):
+            wire.recv_frame(right, max_bytes=wire.MAX_REPLY_BYTES)

@@ -42,17 +42,20 @@ def interpreter_paths(forbidden):
     candidates += [entry for entry in sys.path if entry]
     try:
         import site
-        candidates += site.getsitepackages() + [site.getusersitepackages()]
+        candidates += site.getsitepackages()
+        if site.ENABLE_USER_SITE:
+            candidates.append(site.getusersitepackages())
     except Exception:  # noqa: BLE001 - a broken site module costs only these paths
         pass
     paths = []
     for candidate in candidates:
         candidate = os.path.realpath(candidate)
+        if candidate == os.path.dirname(candidate):
+            continue  # never the whole file system, whatever sys.path says
         if os.path.exists(candidate):
             for path in _carve(candidate, [os.path.realpath(f) for f in forbidden]):
                 if path not in paths:
                     paths.append(path)
-    # Also the real location of the running executable and its libraries.
     return paths
 
 
