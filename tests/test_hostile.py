@@ -189,9 +189,10 @@ def test_rewriting_grader_files_is_refused(tmp_path):
 
     copy_tree(ROOT / "autograder", tmp_path / "autograder")
 
-    def digest():
+    def digest():  # the sources; caches are checked against them below
         return {path: hashlib.sha256(path.read_bytes()).hexdigest()
-                for path in sorted((tmp_path / "autograder").rglob("*")) if path.is_file()}
+                for path in sorted((tmp_path / "autograder").rglob("*"))
+                if path.is_file() and path.suffix != ".pyc"}
 
     before = digest()
     make_submission(tmp_path / "exercises", {"amp_update": REWRITE_GRADER})
@@ -204,6 +205,9 @@ def test_rewriting_grader_files_is_refused(tmp_path):
     assert len(amp) == 20 and sum(t["score"] for t in amp) == 0
     assert results["max_score"] == 100 and len(results["tests"]) == 50
     if results["extra_data"]["isolation"].get("confined"):
+        from autograder.integrity import planted_caches
+
         assert digest() == before, "a confined submission changed the grader's files"
+        assert planted_caches(tmp_path / "autograder") == []
     else:  # where workers are not confined the change must at least be flagged
         assert any("grader files changed on disk" in flag for flag in results["extra_data"]["flags"])

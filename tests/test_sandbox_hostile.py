@@ -374,3 +374,41 @@ def test_isolation_is_reported(grade_dir):
         assert "of its own" in isolation["uid"]
     else:
         assert str(os.geteuid()) in isolation["uid"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="without root memory is bounded per process only (the isolation report says so)")
+def test_many_processes_share_one_memory_bound(grade_dir):
+    """Eight children each touching 1 GiB: under the box's cgroup at most one or two
+    can hold their memory at once; the others are killed, never the machine."""
+    source = '''
+import os, time
+held = 0
+children = []
+for _ in range(8):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            block = bytearray(2**30)
+            for index in range(0, len(block), 4096):
+                block[index] = 1
+            time.sleep(2)
+            os._exit(0)
+        except MemoryError:
+            os._exit(3)
+    children.append(pid)
+for pid in children:
+    _, status = os.waitpid(pid, 0)
+    held += os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+def unscale_gradients(scaled_gradients, scale):
+    raise RuntimeError("HELD=%d" % held)
+'''
+    report = grade_dir({"amp_update": source}, seed=18,
+                       limits=Limits(call_timeout=10.0, import_timeout=40.0, module_budget=60.0,
+                                     memory_bytes=1 * 2**30))
+    assert report.by_module()["amp_update"][0] == 0
+    assert _full_marks(report, "loss_scaler", "amp_training_step")
+    texts = _report_texts(report, "amp_update")
+    held = [int(part.split("=")[1].split()[0].strip("'\"")) for part in texts.split() if part.startswith("HELD=")]
+    assert all(count <= 2 for count in held), texts[:1500]
+    assert "cgroup" in report.isolation["memory"]

@@ -25,13 +25,15 @@ import select
 import signal
 import sys
 
-from autograder.sandbox import landlock, limits, namespaces
+from autograder.sandbox import cgroups, landlock, limits, namespaces
 
 SYSTEM_READ_ONLY = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
                     "/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/localtime",
                     "/sys/devices/system/cpu")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 EXIT_CONFINEMENT_FAILED = 86
+CGROUP_HEADROOM_BYTES = 512 * 2**20  # the worker's own interpreter pages on top of the student's
+CGROUP_EXTRA_TASKS = 32              # threads count as tasks for the pids controller
 
 
 def interpreter_paths(forbidden):
@@ -86,12 +88,24 @@ def keeper_main(config, worker_sock, keeper_sock, log_fd):
             namespaces.dumpable()
             limits.become_subreaper()  # without a PID namespace, orphans come back to us
         as_root = config.get("uid") is not None  # root of the machine, with a uid for the student
+        cgroup, cgroup_problem = None, None
+        if as_root and sys.platform.startswith("linux") and "cgroups" not in config.get("disable", ()):
+            lim = config["limits"]
+            cgroup, cgroup_problem = cgroups.box_cgroup(
+                f"amp-box-{os.getpid()}", lim["memory_bytes"] + CGROUP_HEADROOM_BYTES,
+                lim["max_processes"] + CGROUP_EXTRA_TASKS)
         if "namespaces" in config.get("disable", ()):  # tests of the degraded paths
             flags, problems = 0, ["namespaces: disabled for this run"]
         elif sys.platform.startswith("linux"):
             flags, problems = namespaces.enter_namespaces(as_root)
         else:
             flags, problems = 0, ["namespaces: Linux only"]
+        # the worker is born inside the cgroup, which bounds everything it starts
+        config["memory_bound"] = (f"{cgroup.kind}: {config['limits']['memory_bytes'] // 2**20 + 512} MiB "
+                                  f"and {config['limits']['max_processes']} processes for the whole box"
+                                  if cgroup else "per process (rlimit)")
+        if cgroup_problem:
+            problems = problems + [cgroup_problem]
         report_r, report_w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -105,6 +119,8 @@ def keeper_main(config, worker_sock, keeper_sock, log_fd):
         report = _read_report(report_r, timeout=30.0)
         _send(keeper_sock, {"pid": pid, "isolation": report})
         status = _supervise(pid, keeper_sock, own_pid_namespace=bool(flags & namespaces.CLONE_NEWPID))
+        if cgroup is not None:
+            cgroup.leave_and_remove()
         _send(keeper_sock, {"exit": status})
     except BaseException:  # noqa: B036 - the keeper must always reach os._exit
         code = 70
@@ -232,7 +248,8 @@ def confine(config, flags, problems):
     own_pids = bool(flags & namespaces.CLONE_NEWPID) and os.getpid() == 1
     own_net = bool(flags & namespaces.CLONE_NEWNET)
     scratch = config["scratch"]
-    report = {"clean_process": True, "platform": sys.platform, "process_namespace": own_pids}
+    report = {"clean_process": True, "platform": sys.platform, "process_namespace": own_pids,
+              "memory": config.get("memory_bound", "per process (rlimit)")}
     interpreter = interpreter_paths(config.get("forbidden", []))
 
     scratch_mounted = proc_mounted = False

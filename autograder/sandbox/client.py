@@ -20,9 +20,9 @@ from autograder.sandbox.boxes import BoxError
 
 def disabled_layers():
     """Sandbox layers switched off to test the degraded paths
-    (``AUTOGRADER_SANDBOX_DISABLE=namespaces,landlock``); never for real grading."""
+    (``AUTOGRADER_SANDBOX_DISABLE=namespaces,landlock,cgroups``); never for real grading."""
     return [name.strip() for name in os.environ.get("AUTOGRADER_SANDBOX_DISABLE", "").split(",")
-            if name.strip() in ("namespaces", "landlock")]
+            if name.strip() in ("namespaces", "landlock", "cgroups")]
 
 
 @dataclass

@@ -3,7 +3,7 @@
 Each box reports what held for it (:func:`autograder.sandbox.box.confine`);
 a grade shows the weakest: it is ``confined`` only when every box was.
 """
-KEYS = ("fs", "network", "signals", "process_namespace", "uid", "scratch")
+KEYS = ("fs", "network", "signals", "process_namespace", "uid", "scratch", "memory")
 MAX_PROBLEMS = 12
 
 

@@ -1,0 +1,108 @@
+"""A control group per box, as root: one memory bound and one process bound for
+everything the student's code starts, however many processes that is.
+
+Resource limits (rlimits) bound each process; twenty processes of a fork
+bomb each under the address-space limit can still exhaust the machine. A
+cgroup counts them together, and the kernel's OOM killer then picks only
+among them. cgroup v2 (a unified hierarchy: box cgroups are made at its top,
+where the controllers are enabled) or the v1 ``memory`` and ``pids``
+hierarchies. Without root, or where neither is writable, the box goes on with
+rlimits only and the isolation report says so.
+
+The keeper joins the cgroup before it forks the worker (so the worker is born
+inside), and leaves and removes it once the worker is dead -- through
+descriptors opened before it entered the box's mount namespace, where every
+mount, /sys/fs/cgroup included, becomes read-only.
+"""
+import os
+
+ROOT = "/sys/fs/cgroup"
+
+
+def _write(path, value):
+    with open(path, "w") as handle:
+        handle.write(str(value))
+
+
+def _v2():
+    try:
+        with open(os.path.join(ROOT, "cgroup.subtree_control")) as control:
+            enabled = control.read().split()
+    except OSError:
+        return False
+    return "memory" in enabled and "pids" in enabled
+
+
+class BoxCgroup:
+    def __init__(self, name, memory_bytes, max_pids):
+        self.name = name
+        self.paths = []
+        self.kind = None
+        if _v2():
+            path = os.path.join(ROOT, name)
+            os.mkdir(path)
+            self.paths.append(path)
+            self.kind = "cgroup v2"
+            _write(os.path.join(path, "memory.max"), memory_bytes)
+            if os.path.exists(os.path.join(path, "memory.swap.max")):
+                _write(os.path.join(path, "memory.swap.max"), 0)
+            _write(os.path.join(path, "pids.max"), max_pids)
+        else:
+            memory, pids = os.path.join(ROOT, "memory", name), os.path.join(ROOT, "pids", name)
+            os.mkdir(memory)
+            self.paths.append(memory)
+            os.mkdir(pids)
+            self.paths.append(pids)
+            self.kind = "cgroup v1"
+            _write(os.path.join(memory, "memory.limit_in_bytes"), memory_bytes)
+            _write(os.path.join(pids, "pids.max"), max_pids)
+
+    def join(self, pid=0):
+        # Opened now, used at the end (see the module's docstring).
+        self.parents = [os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY) for path in self.paths]
+        self.leave = [os.open(os.path.join(os.path.dirname(path), "cgroup.procs"), os.O_WRONLY)
+                      for path in self.paths]
+        for path in self.paths:
+            _write(os.path.join(path, "cgroup.procs"), pid or os.getpid())
+
+    def leave_and_remove(self):
+        """Back to the parent cgroup, then remove ours (empty once the worker is dead)."""
+        for leave, parent in zip(getattr(self, "leave", []), getattr(self, "parents", [])):
+            try:
+                os.write(leave, str(os.getpid()).encode())
+            except OSError:
+                pass
+            try:
+                os.rmdir(self.name, dir_fd=parent)
+            except OSError:
+                pass
+            for fd in (leave, parent):
+                os.close(fd)
+        if not hasattr(self, "parents"):
+            for path in self.paths:
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    pass
+
+
+def box_cgroup(name, memory_bytes, max_pids):
+    """``(cgroup or None, problem or None)``."""
+    if os.geteuid() != 0:
+        return None, "cgroups: not root (memory bounded per process only)"
+    try:
+        cgroup = BoxCgroup(name, memory_bytes, max_pids)
+    except OSError as exc:
+        for leftover in (os.path.join(ROOT, name), os.path.join(ROOT, "memory", name),
+                         os.path.join(ROOT, "pids", name)):
+            try:
+                os.rmdir(leftover)
+            except OSError:
+                pass
+        return None, f"cgroups: {exc.strerror or exc} (memory bounded per process only)"
+    try:
+        cgroup.join()
+    except OSError as exc:
+        cgroup.leave_and_remove()
+        return None, f"cgroups: {exc.strerror or exc} (memory bounded per process only)"
+    return cgroup, None
