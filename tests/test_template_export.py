@@ -335,3 +335,23 @@ def test_readme_commands_succeed_in_a_fresh_export(export, tmp_path):
     graded = [t for t in data["tests"] if t["tags"][0] in MODULES]
     assert graded and all(t["status"] == "passed" for t in graded)
     assert data["extra_data"]["flags"] == []
+
+
+def test_replaced_visible_test_is_flagged_and_grading_completes(student_repo):
+    """A student replaces a graded test file with a trivial one (no module, no
+    points marker): the grade completes, the edit is a flag, and the extra test
+    is shown under the grader, never counted for a module."""
+    for module in MODULES:
+        shutil.copyfile(ROOT / "solutions" / f"{module}.py", student_repo / "exercises" / f"{module}.py")
+    (student_repo / "autograder" / "visible" / "test_visible_amp_update.py").write_text(
+        "def test_everything_passes():\n    pass\n", encoding="utf-8")
+    proc = subprocess.run(argv("python -m autograder grade --seed 3"), cwd=student_repo, capture_output=True,
+                          text=True, timeout=600, env=clean_env())
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = json.loads((student_repo / "results.json").read_text(encoding="utf-8"))
+    assert any("autograder/visible/test_visible_amp_update.py" in flag and "differs" in flag
+               for flag in data["extra_data"]["flags"])
+    trivial = [t for t in data["tests"] if "everything passes" in t["name"]]
+    assert trivial and all(t["tags"] == ["grader"] for t in trivial)
+    # the replaced tests are gone (in the template only visible tests grade amp_update)
+    assert data["extra_data"]["modules"].get("amp_update", {"max_score": 0})["max_score"] < 31
