@@ -16,6 +16,7 @@ COMMANDS = {
     "export-template": "autograder.template_export",
     "grade-many": "autograder.batch_cli",
     "merge-scores": "autograder.batch_cli",
+    "similarity": "autograder.cli_similarity",
     "export-gradescope": "autograder.gradescope_export",
     "export-otter": "autograder.otter_export",
 }

@@ -38,10 +38,13 @@ import signal
 import sys
 import time
 
-from autograder import MODULES, integrity
-from autograder.batch_jobs import (CRASHED, NO_SUBMISSION, OK, RESULTS, STATUSES, TIMED_OUT,  # noqa: F401
-                                   ForkJob, SubprocessJob, _score_of, _write_report, kill_tree,
-                                   sweep_orphans, zero_report)
+from autograder import integrity
+from autograder.batch_jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULTS, STATUSES,  # noqa: F401
+                                   TIMED_OUT, ForkJob, SubprocessJob, _score_of, _write_report, kill_tree,
+                                   add_extra_data, sweep_orphans, zero_report)
+from autograder.batch_plan import locate_submission  # noqa: F401  (batch.locate_submission, as before)
+from autograder.batch_plan import plan_students, record_latest_scores, safe_write
+from autograder.batch_progress import Progress
 from autograder.sandbox import limits as os_limits
 from autograder.sandbox import uids
 
@@ -55,25 +58,7 @@ class UsageError(Exception):
     """Bad arguments or input folders: exit code 2."""
 
 
-# -- finding students and their submissions ---------------------------------------------------
-def locate_submission(student_dir):
-    """Where the exercise modules of one student folder are.
-
-    Returns ``(submission_dir, layout, reason)``: layout ``'repo'`` for a clone
-    with ``exercises/`` inside, ``'bare'`` for a folder holding the modules
-    itself, or ``(None, None, reason)`` when neither is there.
-    """
-    student_dir = pathlib.Path(student_dir)
-    exercises = student_dir / "exercises"
-    if exercises.is_dir() and not exercises.is_symlink():
-        return exercises, "repo", ""
-    if any((student_dir / f"{module}.py").is_file() for module in MODULES):
-        return student_dir, "bare", ""
-    expected = ", ".join(f"{module}.py" for module in MODULES)
-    return None, None, (f"no submission found: {student_dir.name}/ has no exercises/ folder and "
-                        f"none of {expected}")
-
-
+# -- finding students ------------------------------------------------------------------------
 def discover(root):
     """Student folders of ``root`` (sorted by name; hidden folders and files skipped)."""
     root = pathlib.Path(root)
@@ -117,7 +102,9 @@ def warm_up(include_hidden=True):
     engine.preload_judge()
     for optional in ("autograder.scenarios", "autograder.static_checks", "autograder.batch_manifest",
                      "autograder.lab_check", "autograder.integrity", "autograder.cli_grade",
-                     "autograder.reports.class_report", "matplotlib", "matplotlib.pyplot"):
+                     "autograder.reports.class_report", "matplotlib", "matplotlib.pyplot",
+                     "autograder.similarity", "autograder.similarity_html",
+                     "autograder.reports.similarity_markdown", "copydetect"):
         with contextlib.suppress(ImportError):  # the report is written after student code ran
             __import__(optional)
     # A collect-only session imports the visible and hidden test modules (and
@@ -139,45 +126,6 @@ def warm_up(include_hidden=True):
             os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
         else:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
-
-
-# -- progress ----------------------------------------------------------------------------------
-class Progress:
-    """A one-line bar on a terminal, one line per student otherwise (CI logs)."""
-
-    def __init__(self, total, stream=None, enabled=True):
-        self.total = total
-        self.done = 0
-        self.counts = collections.Counter()
-        self.stream = stream or sys.stderr
-        self.enabled = enabled and total > 0
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.started = time.monotonic()
-
-    def _eta(self):
-        if not self.done:
-            return "--:--"
-        remaining = (time.monotonic() - self.started) / self.done * (self.total - self.done)
-        return f"{int(remaining // 60):02d}:{int(remaining % 60):02d}"
-
-    def update(self, student, status, score=None):
-        self.done += 1
-        self.counts[status] += 1
-        if not self.enabled:
-            return
-        problems = ", ".join(f"{count} {name}" for name, count in sorted(self.counts.items()) if name != OK)
-        if self.tty:
-            width = 28
-            filled = int(width * self.done / self.total)
-            line = (f"\rgrading [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}"
-                    f"  eta {self._eta()}" + (f"  ({problems})" if problems else ""))
-            self.stream.write(line.ljust(90)[:120])
-            if self.done == self.total:
-                self.stream.write("\n")
-        else:
-            shown = status if score is None else f"{score}"
-            self.stream.write(f"[{self.done}/{self.total}] {student}: {shown}\n")
-        self.stream.flush()
 
 
 # -- the batch ---------------------------------------------------------------------------------
@@ -226,40 +174,43 @@ def release_reserve(output_dir):
 
 def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEOUT_S,
               include_hidden=True, isolation=None, progress=True, manifest_entries=None, warnings=None,
-              guard_dir=None, allow_unconfined=False, info=None):
+              guard_dir=None, allow_unconfined=False, info=None, deadline=None, also_latest=False,
+              workdir=None):
     """Grade ``students`` (folder names under ``root``); return ``{student: entry}``
     where entry has ``status``, ``reason``, ``submission``, ``layout``, ``seed``, ``seconds``.
     Changes to the grader's own files (``guard_dir``, default the package) seen meanwhile
     are undone and appended to ``warnings``; ``AMP_GRADER_GUARD=0`` turns that off (for
     grader developers editing the package while a batch runs). ``info`` (a dict)
-    receives ``isolation``: what the probe box got on this machine."""
+    receives ``isolation``, what the probe box got on this machine, and
+    ``submissions``, ``{student: folder graded}``.
+
+    ``deadline`` (a :class:`autograder.deadline.DeadlineSpec`) grades each
+    repository as it was then, exported under ``workdir`` (which the caller
+    removes); entries then carry ``submission_commit``, and with
+    ``also_latest`` a ``latest`` entry for the branch head (see
+    :mod:`autograder.batch_plan`)."""
     from autograder.sandbox.boxes import start_boxes
 
     root, output_dir = pathlib.Path(root), pathlib.Path(output_dir)
     isolation = isolation or ("fork" if _fork_available() else "subprocess")
     if isolation == "fork" and not _fork_available():
         raise UsageError("--isolation fork needs os.fork (POSIX)")
+    if deadline is not None and workdir is None:
+        raise ValueError("a deadline needs a work folder for the exported commits")
     jobs = max(1, int(jobs or _cpu_count()))
     entries = {} if manifest_entries is None else manifest_entries
     warnings = [] if warnings is None else warnings
     info = {} if info is None else info
     output_dir.mkdir(parents=True, exist_ok=True)
-    pending = collections.deque()
     bar = Progress(len(students), enabled=progress)
-    for student in students:
-        submission, layout, reason = locate_submission(root / student)
-        entry = {"status": OK, "reason": "", "seed": seed, "layout": layout, "seconds": 0.0,
-                 "submission": _relative(submission, root) if submission else ""}
-        entries[student] = entry
-        if submission is None:
-            entry.update(status=NO_SUBMISSION, reason=reason)
-            _safe_write(zero_report(student, seed, NO_SUBMISSION, reason, root / student),
-                        output_dir / student / RESULTS, entry)
-            bar.update(student, NO_SUBMISSION)
-            continue
-        job_class = ForkJob if isolation == "fork" else SubprocessJob
-        pending.append(job_class(student, submission.resolve(), layout, output_dir / student, seed,
-                                 include_hidden, timeout))
+    job_class = ForkJob if isolation == "fork" else SubprocessJob
+
+    def make_job(student, submission, layout, out_dir):
+        return job_class(student, submission, layout, out_dir, seed, include_hidden, timeout)
+
+    planned, info["submissions"] = plan_students(root, output_dir, students, seed, entries, make_job, bar,
+                                                 deadline=deadline, also_latest=also_latest, workdir=workdir)
+    pending = collections.deque(planned)
     if not pending:
         return entries
     boxes = start_boxes() if isolation == "fork" else None  # the zygote loads torch meanwhile
@@ -282,6 +233,9 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
             if not isinstance(sys.exc_info()[1], BatchInterrupted):
                 release_reserve(output_dir)  # the caller writes the report only when interrupted
             raise
+        finally:
+            if deadline is not None:
+                record_latest_scores(output_dir, entries)
     finally:
         if boxes is not None:
             boxes.close()
@@ -330,8 +284,8 @@ def _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir):
                 active.remove(job)
                 finished.append(job.student)
                 _finish(job, verdict, entries)
-                bar.update(job.student, entries[job.student]["status"], _score_of(job.results)
-                           if entries[job.student]["status"] == OK else None)
+                status = _entry(job, entries)["status"]
+                bar.update(job.label, status, _score_of(job.results) if status == OK else None)
             if finished:
                 if os.path.isdir("/proc"):  # a dead child's leftovers are ours now
                     sweep_orphans({job.pid for job in active} | preexisting)
@@ -365,9 +319,13 @@ class BatchInterrupted(KeyboardInterrupt):
         self.entries = entries
 
 
+def _entry(job, entries):
+    return job.entry if job.entry is not None else entries[job.student]
+
+
 def _finish(job, verdict, entries):
     status, reason = verdict
-    entry = entries[job.student]
+    entry = _entry(job, entries)
     entry.update(status=status, reason=reason, seconds=round(job.elapsed(), 2))
     if job.uid is not None:  # nothing of this student may outlive its row
         leftovers = uids.kill_leftovers(job.uid)
@@ -375,24 +333,13 @@ def _finish(job, verdict, entries):
             entry["reason"] = (reason + "; " if reason else "") + \
                 f"{leftovers} process(es) of this student were killed after grading"
     if status != OK:
-        _safe_write(zero_report(job.student, job.seed, status, reason, job.submission), job.results, entry)
-
-
-def _safe_write(report, path, entry):
-    """A full disk costs this student's row, not the batch."""
-    try:
-        pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
-        _write_report(report, path)
-    except OSError as exc:
-        entry.update(status=CRASHED, reason=f"{entry.get('reason') or 'not graded'}; its results "
-                                            f"could not be written ({exc.strerror or exc})")
-
-
-def _relative(path, root):
-    try:
-        return pathlib.Path(path).resolve().relative_to(pathlib.Path(root).resolve()).as_posix()
-    except ValueError:
-        return str(path)
+        safe_write(zero_report(job.student, job.seed, status, reason, job.submission), job.results, entry,
+                   job.extra)
+    elif job.extra:
+        try:
+            add_extra_data(job.results, job.extra)
+        except (OSError, ValueError) as exc:
+            entry["reason"] = f"the graded commit could not be added to results.json ({exc})"
 
 
 def _cpu_count():

@@ -2,21 +2,27 @@
 
     python -m autograder grade-many ROOT --output-dir DIR [--jobs N] [--seed S]
                                     [--shard K/N] [--only STUDENT ...] [--timeout SECONDS]
-                                    [--allow-unconfined]
+                                    [--allow-unconfined] [--no-similarity]
+                                    [--deadline ISO [--deadline-source committed|pushed]
+                                     [--pushes FILE] [--also-latest]]
     python -m autograder merge-scores SHARD_DIR [SHARD_DIR ...] --output-dir DIR
 
-The work is in :mod:`autograder.batch` (grading) and :mod:`autograder.reports.class_report`
-(the class report); this module parses arguments and wires them together.
+The work is in :mod:`autograder.batch` (grading), :mod:`autograder.deadline`
+(which commit counts), :mod:`autograder.similarity` and
+:mod:`autograder.reports.class_report` (the class report); this module parses
+arguments and wires them together.
 """
 import collections
 import pathlib
 import shutil
 import sys
+import tempfile
 import time
 
 from autograder.batch import (DEFAULT_TIMEOUT_S, STATUSES, BatchInterrupted, UsageError, discover,
                               parse_shard, release_reserve, run_batch, select_shard)
 from autograder.batch_manifest import MANIFEST, _now, merge_manifests, read_manifest, write_manifest
+from autograder.reports.safe_text import terminal_line
 
 
 def add_parser(subparsers):
@@ -46,6 +52,12 @@ def add_parser(subparsers):
     many.add_argument("--allow-unconfined", action="store_true",
                       help="grade even where student code cannot be fully confined on this machine "
                            "(no Landlock, no namespaces); the report says so")
+    add_deadline_arguments(many)
+    many.add_argument("--also-latest", action="store_true",
+                      help="with --deadline: also grade the latest commit where it differs and record its "
+                           "score beside the graded one (never counted)")
+    many.add_argument("--no-similarity", action="store_true",
+                      help="skip the similarity check (run on whole classes only: not with --shard or --only)")
     many.set_defaults(func=run_grade_many)
 
     merge = subparsers.add_parser(
@@ -56,6 +68,46 @@ def add_parser(subparsers):
     merge.add_argument("--output-dir", "-o", required=True, metavar="DIR")
     merge.set_defaults(func=run_merge_scores)
     return many
+
+
+def add_deadline_arguments(parser):
+    """--deadline, --deadline-source, --pushes (shared with the similarity command)."""
+    parser.add_argument("--deadline", default=None, metavar="ISO",
+                        help="grade each repository's last commit at or before this time on its default "
+                             "branch, e.g. 2026-12-15T23:59+08:00 (a time zone is required)")
+    parser.add_argument("--deadline-source", choices=("committed", "pushed"), default="committed",
+                        help="committed: the commit's committer time (default); pushed: push times from --pushes")
+    parser.add_argument("--pushes", default=None, metavar="FILE",
+                        help="with --deadline-source pushed: JSON push record (docs/ta-guide.md)")
+
+
+def deadline_spec(args, recorded=None):
+    """The :class:`~autograder.deadline.DeadlineSpec` the options ask for (or the
+    one ``recorded`` in run.json when re-grading without them), or None."""
+    from autograder import deadline
+
+    if args.deadline is None:
+        if recorded and getattr(args, "only", None):
+            args.deadline = recorded.get("deadline")
+            args.deadline_source = recorded.get("source", "committed")
+            args.pushes = args.pushes or recorded.get("pushes_file")
+            args.also_latest = args.also_latest or bool(recorded.get("also_latest"))
+        if args.deadline is None:
+            if args.deadline_source != "committed" or args.pushes or getattr(args, "also_latest", False):
+                raise UsageError("--deadline-source, --pushes and --also-latest need --deadline")
+            return None
+    try:
+        when = deadline.parse_deadline(args.deadline)
+        if args.deadline_source == "pushed":
+            if not args.pushes:
+                raise UsageError("--deadline-source pushed needs --pushes FILE (see docs/ta-guide.md)")
+            return deadline.DeadlineSpec(when, deadline.PUSHED, deadline.load_pushes(args.pushes),
+                                         str(pathlib.Path(args.pushes).resolve()))
+        if args.pushes:
+            raise UsageError("--pushes is only read with --deadline-source pushed")
+        return deadline.DeadlineSpec(when)
+    except deadline.DeadlineError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run_grade_many(args):
@@ -95,6 +147,7 @@ def _grade_many(args):
     seed = new_seed() if seed is None else int(seed)
 
     keep = previous if (args.only and previous) else None
+    spec = deadline_spec(args, (previous or {}).get("deadline") if keep else None)
     manifest = keep or {"students": {}}
     manifest.update({
         "version": 1, "seed": manifest.get("seed", seed) if keep else seed,
@@ -104,24 +157,34 @@ def _grade_many(args):
     })
     if not keep and shard:
         manifest["shard_students"] = chosen
+    if spec is not None:
+        manifest["deadline"] = dict(spec.describe(), also_latest=bool(args.also_latest))
+    elif not keep:
+        manifest.pop("deadline", None)
     print(f"grade-many: {len(chosen)} of {len(students)} student folder(s) in {root}"
-          + (f", shard {shard[0]}/{shard[1]}" if shard else "") + f"; seed {seed}", file=sys.stderr)
+          + (f", shard {shard[0]}/{shard[1]}" if shard else "") + f"; seed {seed}"
+          + (f"; deadline {manifest['deadline']['deadline']} ({spec.source})" if spec else ""), file=sys.stderr)
     started = time.monotonic()
     warnings = []
     info = {}
     interrupted = False
-    try:
-        entries = run_batch(root, output_dir, chosen, seed, jobs=args.jobs, timeout=args.timeout,
-                            include_hidden=not args.visible_only, isolation=args.isolation,
-                            progress=not args.no_progress, manifest_entries=manifest["students"],
-                            warnings=warnings, allow_unconfined=args.allow_unconfined, info=info)
-    except BatchInterrupted as exc:
-        entries, interrupted = exc.entries, True
-        warnings.append("the batch was interrupted: students marked 'crashed' with reason "
-                        "'interrupted' were not graded (re-grade them with --only)")
+    # Exported commits live here until similarity has read them (never in the student's folder).
+    with tempfile.TemporaryDirectory(prefix="amp-deadline-") as workdir:
+        try:
+            entries = run_batch(root, output_dir, chosen, seed, jobs=args.jobs, timeout=args.timeout,
+                                include_hidden=not args.visible_only, isolation=args.isolation,
+                                progress=not args.no_progress, manifest_entries=manifest["students"],
+                                warnings=warnings, allow_unconfined=args.allow_unconfined, info=info,
+                                deadline=spec, also_latest=args.also_latest, workdir=workdir)
+        except BatchInterrupted as exc:
+            entries, interrupted = exc.entries, True
+            warnings.append("the batch was interrupted: students marked 'crashed' with reason "
+                            "'interrupted' were not graded (re-grade them with --only)")
+        if not interrupted:
+            run_similarity(args, output_dir, info.get("submissions", {}), shard, warnings)
     manifest["warnings"] = (manifest.get("warnings", []) if keep else []) + warnings
-    for warning in warnings:
-        print(f"grade-many: warning: {warning}", file=sys.stderr)
+    for warning in warnings:  # may name students: shown escaped
+        print(terminal_line(f"grade-many: warning: {warning}"), file=sys.stderr)
     manifest["students"] = entries
     manifest["finished"] = _now()
     if "isolation" in info:
@@ -136,6 +199,26 @@ def _grade_many(args):
     for path in outputs:
         print(f"wrote {path}")
     return 130 if interrupted else 0
+
+
+def run_similarity(args, output_dir, submissions, shard, warnings):
+    """The similarity check over the whole class just graded (same folders, same commits)."""
+    from autograder import similarity
+
+    if args.no_similarity:
+        return
+    if shard or args.only:
+        what = "a shard" if shard else "a re-grade with --only"
+        print(f"grade-many: similarity not run on {what}: run `python -m autograder similarity` on the "
+              "whole class (the grade-class workflow's merge job does)", file=sys.stderr)
+        return
+    try:
+        result = similarity.run(submissions, output_dir)
+    except Exception as exc:  # noqa: BLE001 - an integrity check must not cost the grades
+        warnings.append(f"the similarity check failed: {type(exc).__name__}: {exc}")
+        return
+    if result.get("skipped"):
+        print(f"grade-many: {result['skipped']}", file=sys.stderr)
 
 
 def write_class_outputs(output_dir, manifest):
@@ -190,7 +273,7 @@ def _merge_scores(args):
     write_manifest(output_dir, merged)
     outputs = class_report.write_all(output_dir, merged)
     for warning in merged["warnings"]:
-        print(f"merge-scores: warning: {warning}", file=sys.stderr)
+        print(terminal_line(f"merge-scores: warning: {warning}"), file=sys.stderr)
     print(f"merge-scores: {len(merged['students'])} student(s) from {len(manifests)} input(s)",
           file=sys.stderr)
     for path in outputs:

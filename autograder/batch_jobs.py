@@ -21,7 +21,9 @@ RESULTS = "results.json"
 CHILD_LOG = "grader.log"
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 OK, CRASHED, TIMED_OUT, NO_SUBMISSION = "ok", "crashed", "timed out", "no submission"
-STATUSES = (OK, CRASHED, TIMED_OUT, NO_SUBMISSION)
+NO_COMMIT = "no commit before deadline"   # --deadline: nothing of the student's counts yet
+STATUSES = (OK, CRASHED, TIMED_OUT, NO_SUBMISSION, NO_COMMIT)
+MAX_RESULTS_BYTES = 16 * 2**20
 
 
 def grade_job(submission, seed, include_hidden, with_flags, boxes=None, uid=None):
@@ -47,10 +49,31 @@ def zero_report(student, seed, status, reason, submission=""):
     return GradeReport(tests=[test], seed=seed, submission=str(submission), notes=[reason])
 
 
-def _write_report(report, path):
+def _write_report(report, path, extra=None):
+    """results.json of ``report``; ``extra`` (batch facts such as the graded
+    commit) is merged into its ``extra_data``."""
     from autograder.reports.gradescope import write_results
 
     write_results(report, path)
+    if extra:
+        add_extra_data(path, extra)
+
+
+def add_extra_data(path, extra):
+    """Merge ``extra`` into ``extra_data`` of the results file at ``path``, atomically.
+    The file is the grading child's (a judge's), read within a bound all the same."""
+    from autograder import safe_files
+
+    path = pathlib.Path(path)
+    data = json.loads(safe_files.read_text(str(path), MAX_RESULTS_BYTES))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a results object")
+    extra_data = data.get("extra_data") if isinstance(data.get("extra_data"), dict) else {}
+    data["extra_data"] = dict(extra_data, **extra)
+    temporary = path.with_name(f".{path.name}.extra")
+    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, path)
 
 
 class _Job:
@@ -71,6 +94,9 @@ class _Job:
         self.timeout = timeout
         self.started = None
         self.pid = None
+        self.entry = None   # the run.json entry this job fills (default: the student's)
+        self.extra = None   # merged into extra_data of its results.json once graded
+        self.label = student
 
     def prepare(self):
         self.out_dir.mkdir(parents=True, exist_ok=True)

@@ -52,8 +52,11 @@ def merge_manifests(manifests):
                 merged["warnings"].append(f"{student} appears in more than one input; "
                                           f"kept the one from {source}")
             merged["students"][student] = dict(entry, source=str(source))
-        for key in ("root", "visible_only", "class_size"):
+        for key in ("root", "visible_only", "class_size", "deadline"):
             merged.setdefault(key, manifest.get(key))
+        if manifest.get("deadline") != merged.get("deadline"):
+            merged["warnings"].append(f"{source} was graded with another deadline than the first input "
+                                      "(each student's graded commit is in their results)")
         merged["warnings"] += [f"{source}: {w}" for w in manifest.get("warnings", [])]
     for n, found in sorted(shards.items()):
         missing = sorted(set(range(1, n + 1)) - found)

@@ -7,9 +7,10 @@ Every field is read defensively (a results.json may come from an older grader).
 """
 import statistics
 
-from autograder.reports import isolation_view
-from autograder.reports.class_report import (CHARTS, OPTIONAL_MODULE, STATUS_ORDER, bin_label, fmt_number,
-                                             distribution, module_columns, pass_rates, summary_stats)
+from autograder.batch_jobs import NO_COMMIT
+from autograder.reports import isolation_view, similarity_markdown
+from autograder.reports.class_report import (CHARTS, OPTIONAL_MODULE, STATUS_ORDER, bin_label, commit_cells,
+                                             distribution, fmt_number, module_columns, pass_rates, summary_stats)
 from autograder.reports.safe_text import markdown_code, markdown_text
 
 MAX_PLAUSIBILITY_NOTES = 5
@@ -35,6 +36,12 @@ def _header(rows, manifest):
         lines.append(f"Merged from {len(manifest['merged_from'])} grade-many output(s).")
     if manifest.get("visible_only"):
         lines.append("**Visible tests only**: hidden tests were not run.")
+    deadline = manifest.get("deadline")
+    if isinstance(deadline, dict) and deadline.get("deadline"):
+        source = ("the last push at or before it (server push times)" if deadline.get("source") == "pushed"
+                  else "the last commit at or before it by committer time (set by the student's machine)")
+        lines.append(f"Deadline {markdown_code(deadline['deadline'])}: each repository was graded at {source}; "
+                     "see *Graded commits*.")
     for warning in manifest.get("warnings", []):
         lines.append(f"> Warning: {markdown_text(warning)}")
     return lines + [""]
@@ -109,9 +116,12 @@ def _flags(rows):
     return lines + [""]
 
 
-def _isolation(rows):
+def _isolation(rows, manifest):
     """Who ran without OS confinement (loud), and a count of the rest."""
     lines = ["## Isolation", ""]
+    probe = isolation_view.one_line(manifest.get("isolation"))
+    if probe:
+        lines += [f"This machine's probe box, before grading: {_cell(probe, 800)}.", ""]
     unconfined = [row for row in rows if isolation_view.unconfined(row.isolation)]
     known = [row for row in rows if row.isolation]
     if unconfined:
@@ -122,9 +132,78 @@ def _isolation(rows):
             lines.append(f"| {_cell(row.student)} | {_cell(problems, 600)} |")
         lines.append("")
     confined = sum(1 for row in known if isolation_view.status_word(row.isolation) == "confined")
+    unknown = len(known) - confined - len(unconfined)
     lines.append(f"Confined: {confined} of {len(rows)} student(s); "
-                 f"not confined: {len(unconfined)}; no isolation record (no code ran, or an older "
-                 f"grader): {len(rows) - len(known)}. Per student: the Students table.")
+                 f"not confined: {len(unconfined)}; "
+                 + (f"a record that does not say (check by hand): {unknown}; " if unknown else "")
+                 + f"no isolation record (no code ran, or an older grader): {len(rows) - len(known)}. "
+                 "Confined means: file system confined by Landlock, no network, no signal leaving the box, "
+                 "a process namespace of its own (docs/sandbox.md). Per student: *How each grade was protected*.")
+    return lines + [""]
+
+
+def _uid(isolation):
+    return dict(isolation_view.facts(isolation)).get("uid", "")
+
+
+def _protection(rows):
+    """One line per student: what held while their code ran, what was flagged, what is self-reported."""
+    lines = ["## How each grade was protected", "",
+             "Isolation while the student's code ran (`extra_data.isolation`), tamper flags "
+             "(`extra_data.flags`), the optional lab credit (self-reported: `extra_data.lab`) and what "
+             "was graded.", "",
+             "| Student | Isolation | Uid | Tamper flags | Lab credit | Graded |",
+             "| --- | --- | --- | ---: | --- | --- |"]
+    for row in rows:
+        word = isolation_view.status_word(row.isolation)
+        word = f"**{word}**" if word == "NOT CONFINED" else word
+        earns = row.lab.get("earns_credit")
+        lab = "yes (self-reported)" if earns is True else ("no" if earns is False else "–")
+        lines.append(f"| {_cell(row.student)} | {word} | {_cell(_uid(row.isolation), 120)} | {len(row.flags)} "
+                     f"| {lab} | {_graded_what(row)} |")
+    return lines + [""]
+
+
+def _graded_what(row):
+    commit = row.commit
+    if not commit:
+        return "the folder as it is"
+    if commit.get("sha"):
+        return f"commit {markdown_code(str(commit['sha'])[:12])}"
+    if commit.get("source") == "working tree":
+        return "the folder as it is (not a git repository)"
+    if row.status == NO_COMMIT:
+        return "nothing (no commit before the deadline)"
+    return "nothing (the repository could not be read)"
+
+
+def _commits(rows):
+    """With --deadline: the graded commit of every student, and the latest one beside it."""
+    if not any(row.commit for row in rows):
+        return []
+    lines = ["## Graded commits", "",
+             "The commit graded for each student, when it was committed (in the deadline's zone), how many "
+             "commits came after it, and the latest commit with its score when graded with `--also-latest` "
+             "(recorded beside, never counted). A late policy is yours to apply.", "",
+             "| Student | Status | Graded commit | Committed | Pushed | Later commits | Latest commit | Latest score |",
+             "| --- | --- | --- | --- | --- | ---: | --- | ---: |"]
+    for row in rows:
+        sha, committed, pushed, later, latest, latest_total = commit_cells(row)
+        if not row.commit:
+            sha = "–"
+        elif not sha:
+            sha = ("not a git repository: graded as it is" if row.commit.get("source") == "working tree"
+                   else "none before the deadline" if row.status == NO_COMMIT else "– (not read)")
+        else:
+            sha = markdown_code(sha[:12])
+        latest = markdown_code(latest[:12]) if latest else "–"
+        lines.append(f"| {_cell(row.student)} | {_cell(row.status)} | {sha} | {_cell(committed)} | {_cell(pushed)} "
+                     f"| {_cell(later)} | {latest} | {_cell(latest_total)} |")
+    notes = [(row.student, note) for row in rows if isinstance(row.commit.get("notes"), list)
+             for note in row.commit["notes"]]
+    if notes:
+        lines += ["", "Left out of the exported commits:", ""]
+        lines += [f"- {_cell(student)}: {_cell(note)}" for student, note in notes]
     return lines + [""]
 
 
@@ -194,23 +273,33 @@ def _students(rows):
 def _regrading(manifest):
     seed = manifest.get("seed")
     seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else "SEED"
-    return ["## Re-grading", "",
-            "Re-grade one student with the recorded seed; scores.csv, this report and the charts "
-            "are updated in place:", "", "```",
-            "python -m autograder grade-many ROOT --output-dir DIR --only STUDENT", "```", "",
-            "Or grade a single repository exactly as this run did:", "", "```",
-            f"python -m autograder grade --submission ROOT/STUDENT/exercises --seed {seed}",
-            "```", ""]
+    lines = ["## Re-grading", "",
+             "Re-grade one student with the recorded seed (and deadline); scores.csv, this report and the "
+             "charts are updated in place:", "", "```",
+             "python -m autograder grade-many ROOT --output-dir DIR --only STUDENT", "```", ""]
+    if isinstance(manifest.get("deadline"), dict):
+        return lines + ["Or grade a single repository at its graded commit (SHA from *Graded commits*) "
+                        "exactly as this run did:", "", "```",
+                        "git clone --quiet --no-local ROOT/STUDENT /tmp/clean   # never run git in the student's own .git",
+                        "mkdir /tmp/at-deadline && git -C /tmp/clean archive SHA | tar -x -C /tmp/at-deadline",
+                        f"python -m autograder grade --submission /tmp/at-deadline/exercises --seed {seed}",
+                        "```", ""]
+    return lines + ["Or grade a single repository exactly as this run did:", "", "```",
+                    f"python -m autograder grade --submission ROOT/STUDENT/exercises --seed {seed}",
+                    "```", ""]
 
 
-def render_markdown(rows, columns, manifest, charts):
+def render_markdown(rows, columns, manifest, charts, similarity=None):
     lines = _header(rows, manifest)
     lines += _distribution(rows, charts)
     lines += _modules(rows, charts)
     lines += _pass_rates(rows, columns, charts)
     lines += _flags(rows)
-    lines += _isolation(rows)
+    lines += similarity_markdown.section(similarity)
+    lines += _isolation(rows, manifest)
+    lines += _protection(rows)
     lines += _lab(rows)
+    lines += _commits(rows)
     lines += _failed(rows)
     lines += _students(rows)
     lines += _regrading(manifest)

@@ -29,7 +29,9 @@ CHARTS = {
 }
 OPTIONAL_MODULE = "gpu_lab"
 MAX_RESULTS_BYTES = 16 * 1024 * 1024
-STATUS_ORDER = ("ok", "crashed", "timed out", "no submission")
+STATUS_ORDER = ("ok", "crashed", "timed out", "no submission", "no commit before deadline")
+# With --deadline: which commit was graded (extra_data.submission_commit), before seed/flags/reason.
+COMMIT_COLUMNS = ("commit", "committed_at", "pushed_at", "later_commits", "latest_commit", "latest_total")
 
 
 def _number(value):
@@ -74,6 +76,9 @@ class Row:
         self.seed = extra.get("seed", entry.get("seed"))
         self.isolation = _dict(extra.get("isolation"))
         self.lab = _dict(extra.get("lab"))
+        # The graded commit: the results file's record, else run.json's (a zero
+        # report of an older grader may lack it).
+        self.commit = _dict(extra.get("submission_commit")) or _dict(entry.get("submission_commit"))
         modules = {}
         for test in self.tests:
             module = module_of(test)
@@ -155,12 +160,24 @@ def module_columns(rows):
 
 
 # -- CSV ---------------------------------------------------------------------------------------
+def commit_cells(row):
+    """The COMMIT_COLUMNS of one row, as text ('' where a fact does not apply)."""
+    commit = row.commit
+    latest = _dict(commit.get("latest"))
+    later = commit.get("later_commits")
+    total = latest.get("score")
+    return [as_text(commit.get("sha")), as_text(commit.get("committed_at")), as_text(commit.get("pushed_at")),
+            str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
+            as_text(latest.get("sha")), fmt_number(total) if isinstance(total, (int, float)) else ""]
+
+
 def render_csv(rows, columns):
     modules = module_columns(rows)
+    with_commits = any(row.commit for row in rows)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student", "status", "total", "max_score"] + modules
-                    + [key for key, _ in columns] + ["seed", "flags", "reason"])
+    writer.writerow(["student", "status", "total", "max_score"] + modules + [key for key, _ in columns]
+                    + (list(COMMIT_COLUMNS) if with_commits else []) + ["seed", "flags", "reason"])
     for row in rows:
         cells = [csv_cell(row.student), csv_cell(row.status), fmt_number(row.total), fmt_number(row.max_score)]
         for module in modules:
@@ -170,6 +187,8 @@ def render_csv(rows, columns):
                 cells.append("" if module == OPTIONAL_MODULE else "0")
         tests = _row_tests(row, columns)
         cells += [fmt_number(tests[key].get("score", 0)) if key in tests else "" for key, _ in columns]
+        if with_commits:
+            cells += [csv_cell(cell) for cell in commit_cells(row)]
         cells += [csv_cell(row.seed if row.seed is not None else ""), csv_cell("; ".join(row.flags)),
                   csv_cell(row.reason)]
         writer.writerow(cells)
@@ -331,6 +350,7 @@ def write_charts(output_dir, rows, columns):
 
 def write_all(output_dir, manifest):
     """Write scores.csv, report.md and the charts; return the paths written."""
+    from autograder import similarity
     from autograder.reports.class_markdown import render_markdown
 
     output_dir = pathlib.Path(output_dir)
@@ -341,5 +361,6 @@ def write_all(output_dir, manifest):
     csv_path.write_text(render_csv(rows, columns), encoding="utf-8")
     charts = write_charts(output_dir, rows, columns)
     report_path = output_dir / REPORT_NAME
-    report_path.write_text(render_markdown(rows, columns, manifest, charts), encoding="utf-8")
+    report_path.write_text(render_markdown(rows, columns, manifest, charts, similarity.load_result(output_dir)),
+                           encoding="utf-8")
     return [csv_path, report_path] + (list(charts.values()) if charts else [])

@@ -60,6 +60,20 @@ def _close_all(fds):
             pass
 
 
+def _wait_for_keepers(timeout=10.0):
+    """Keepers finish their last word after the judge hung up: wait for them, so
+    that none is left to be re-parented (and become a zombie) elsewhere."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                time.sleep(0.01)  # SIGCHLD is ignored: exited keepers vanish by themselves
+        except ChildProcessError:
+            return
+
+
 def serve(first):
     from autograder.sandbox import box
 
@@ -76,6 +90,7 @@ def serve(first):
                 channels.remove(channel)
                 channel.close()
                 if channel is first:
+                    _wait_for_keepers()
                     return
                 continue
             try:

@@ -1,0 +1,86 @@
+"""The *Similarity* section of ``report.md``, from ``DIR/similarity/similarity.json``.
+
+Student folder names go through :func:`~autograder.reports.safe_text.markdown_text`;
+links point only at page names that match our own pattern. The JSON is read
+defensively: a missing or odd field costs its cell, not the report.
+"""
+from autograder.reports.safe_text import markdown_code, markdown_text
+
+SHOWN = 5   # pairs per module in report.md (every flagged pair too); the HTML index has more
+
+
+def _link(page):
+    from autograder.similarity import OUTPUT_FOLDER, PAGE_NAME
+
+    if isinstance(page, str) and PAGE_NAME.fullmatch(page):
+        return f"[side by side]({OUTPUT_FOLDER}/{page})"
+    return "–"
+
+
+def _score(value):
+    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "?"
+
+
+def _int(value):
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else "?"
+
+
+def _name(value):
+    return markdown_text(value, 200) or "–"
+
+
+def section(result):
+    lines = ["## Similarity", ""]
+    if not isinstance(result, dict):
+        return lines + ["_Not run for this output folder (a shard or a re-grade): run "
+                        "`python -m autograder similarity ROOT --output-dir DIR` on the whole class._", ""]
+    if result.get("skipped"):
+        return lines + [f"_Skipped: {markdown_text(result['skipped'])}._", ""]
+    lines += [f"Pairwise, per module, with {markdown_text(result.get('tool', 'copydetect'))} (winnowing, the MOSS "
+              "algorithm): names, strings and comments are normalised and the template's given code "
+              "(the stubs in `exercises/`) is excluded before comparing. The score is the larger of the two "
+              "shares of matching code; a pair is flagged at or above its module's threshold with enough "
+              "matching code. A score is a reason to read the pair side by side, never proof. All pairs: "
+              "[similarity/index.html](similarity/index.html).", ""]
+    modules = result.get("modules") if isinstance(result.get("modules"), dict) else {}
+    for module, data in modules.items():
+        if not isinstance(data, dict):
+            continue
+        pairs = [pair for pair in data.get("pairs", []) if isinstance(pair, dict)]
+        flagged = sum(1 for pair in pairs if pair.get("flagged") is True)
+        lines += [f"### {markdown_code(module)}: {flagged} flagged pair(s) of {_int(data.get('pairs_compared'))}",
+                  "", f"Threshold {_score(data.get('threshold'))}: {markdown_text(data.get('why', ''))}", ""]
+        shown = [pair for rank, pair in enumerate(pairs) if rank < SHOWN or pair.get("flagged") is True]
+        if not shown:
+            lines += ["No pair shares any code beyond the template.", ""]
+            continue
+        lines += ["| Rank | Students | Score | Shares | Overlap | Flagged | |",
+                  "| ---: | --- | ---: | --- | ---: | --- | --- |"]
+        for rank, pair in enumerate(shown, 1):
+            flag = "**yes**" if pair.get("flagged") is True else "no"
+            lines.append(f"| {rank} | {_name(pair.get('a'))} / {_name(pair.get('b'))} | {_score(pair.get('score'))} "
+                         f"| {_score(pair.get('similarity_a'))} / {_score(pair.get('similarity_b'))} "
+                         f"| {_int(pair.get('overlap'))} | {flag} | {_link(pair.get('page'))} |")
+        lines.append("")
+    lines += _torch(result.get("torch_reference"))
+    return lines
+
+
+def _torch(data):
+    lines = ["### `loss_scaler` against torch's own GradScaler", ""]
+    if not isinstance(data, dict):
+        return lines + ["_Not run._", ""]
+    lines += [f"Threshold {_score(data.get('threshold'))}: {markdown_text(data.get('why', ''))}", ""]
+    if data.get("skipped"):
+        return lines + [f"_Skipped: {markdown_text(data['skipped'])}._", ""]
+    matches = [row for row in data.get("matches", []) if isinstance(row, dict)]
+    shown = [row for rank, row in enumerate(matches) if rank < SHOWN or row.get("flagged") is True]
+    if not shown:
+        return lines + ["No loss_scaler.py shares code with it beyond the template.", ""]
+    lines += [f"Reference: {markdown_text(data.get('reference', ''))}.", "",
+              "| Student | Share found in GradScaler | Overlap | Flagged | |", "| --- | ---: | ---: | --- | --- |"]
+    for row in shown:
+        flag = "**yes**" if row.get("flagged") is True else "no"
+        lines.append(f"| {_name(row.get('student'))} | {_score(row.get('score'))} | {_int(row.get('overlap'))} "
+                     f"| {flag} | {_link(row.get('page'))} |")
+    return lines + [""]
