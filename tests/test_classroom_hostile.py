@@ -9,7 +9,6 @@ models in tests/runner_files.py and the reporter model in tests/classroom_report
 import base64
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
