@@ -206,7 +206,8 @@ def test_class_report_survives_odd_results_and_escapes_student_text(tmp_path):
     text, written = _write_class(tmp_path)
     headings = [line for line in text.split("\n") if line.startswith("#")]
     assert headings == ["# Class report: Mixed Precision Backward", "## Score distribution", "## Modules",
-                        "## Per-test pass rates (lowest first)", "## Integrity flags", "## Isolation",
+                        "## Per-test pass rates (lowest first)", "## Integrity flags", "## Similarity",
+                        "## Isolation", "## How each grade was protected",
                         "## GPU-lab credits (self-reported)", "## Crashed, timed out or without a submission",
                         "## Students", "## Re-grading"]
     assert unescaped(text.replace("![Score distribution](", "").replace("![Mean score per module](", "")
@@ -237,7 +238,7 @@ def test_class_report_structure_parsed(tmp_path):
     assert not {"html_block", "html_inline", "link_open"} & set(types)
     images = [token.attrs.get("src") for token in tokens if token.type == "image"]
     assert set(images) <= set(class_report.CHARTS.values())
-    assert types.count("heading_open") == 10
+    assert types.count("heading_open") == 12
 
 
 def test_students_table_has_one_row_per_student(tmp_path):

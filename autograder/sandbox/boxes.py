@@ -71,7 +71,8 @@ class Box:
         if message is None or "pid" not in message:
             raise BoxError("the box keeper did not answer")
         self.pid = message["pid"]
-        self.isolation = message.get("isolation") or {}
+        self.isolation = dict(message.get("isolation") or {})
+        self.isolation.pop("scratch_writable", None)  # the worker's own business
         return self
 
     def kill(self):

@@ -229,8 +229,12 @@ def drop_capabilities():
 def become(uid, gid):
     """Root to an unprivileged uid: all capabilities go with the switch."""
     os.setgroups([])
-    os.setresgid(gid, gid, gid)
-    os.setresuid(uid, uid, uid)
+    if hasattr(os, "setresuid"):  # real, effective and saved ids at once
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    else:  # macOS: as root, setuid sets all three too
+        os.setgid(gid)
+        os.setuid(uid)
 
 
 def not_dumpable():

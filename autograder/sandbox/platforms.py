@@ -85,9 +85,9 @@ def popen_options(config):
         limits.apply_limits(lim["memory_bytes"], lim["cpu_seconds"], lim["max_processes"],
                             lim["max_file_bytes"], own_uid=uid is not None)
         if uid is not None:  # never root: a uid of its own (a failure here stops the worker)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
+            from autograder.sandbox.namespaces import become
+
+            become(uid, uid)
 
     return {"start_new_session": True, "preexec_fn": confine}
 

@@ -21,6 +21,7 @@ import traceback
 
 from autograder import scenarios
 from autograder.sandbox import scaler_guard, wire
+from autograder.sandbox.boxes import scrubbed_environment
 
 BLOCKED_PACKAGES = ("solutions", "autograder", "exercises")
 
@@ -122,18 +123,9 @@ class Worker:
                                        "error": {"type": "ProtocolError", "message": str(exc)[:500]}})
 
 
-# Only these variables reach student code: no tokens, no $GITHUB_OUTPUT to forge.
-SAFE_ENVIRONMENT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TEMP", "TMP",
-                    "SYSTEMROOT", "SYSTEMDRIVE", "USERPROFILE", "OMP_NUM_THREADS")
-
-
-def scrubbed_environment(environ):
-    return {key: value for key, value in environ.items() if key in SAFE_ENVIRONMENT}
-
-
 def run(sock, submission_dir, module_name, log_fd, scratch=None):
     """Entry point inside a confined worker (after fork or spawn)."""
-    safe = scrubbed_environment(os.environ)
+    safe = scrubbed_environment()
     os.environ.clear()
     os.environ.update(safe)
     if scratch:  # the only writable folder
