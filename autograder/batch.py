@@ -58,6 +58,18 @@ class UsageError(Exception):
     """Bad arguments or input folders: exit code 2."""
 
 
+def run_command(prog, work, args):
+    """Run one class-grading command; a :class:`UsageError` is exit code 2, said
+    on stderr (escaped: it may name a student's folder)."""
+    from autograder.reports.safe_text import terminal_lines
+
+    try:
+        return work(args)
+    except UsageError as exc:
+        print("\n".join(terminal_lines(f"{prog}: {exc}")), file=sys.stderr)
+        return 2
+
+
 # -- finding students ------------------------------------------------------------------------
 def discover(root):
     """Student folders of ``root`` (sorted by name; hidden folders and files skipped)."""

@@ -20,7 +20,7 @@ import tempfile
 import time
 
 from autograder.batch import (DEFAULT_TIMEOUT_S, STATUSES, BatchInterrupted, UsageError, discover,
-                              parse_shard, release_reserve, run_batch, select_shard)
+                              parse_shard, release_reserve, run_batch, run_command, select_shard)
 from autograder.batch_manifest import MANIFEST, _now, merge_manifests, read_manifest, write_manifest
 from autograder.reports.safe_text import terminal_line
 
@@ -112,10 +112,7 @@ def deadline_spec(args, recorded=None):
 
 def run_grade_many(args):
     try:
-        return _grade_many(args)
-    except UsageError as exc:
-        print(f"grade-many: {exc}", file=sys.stderr)
-        return 2
+        return run_command("grade-many", _grade_many, args)
     except KeyboardInterrupt:
         print("grade-many: interrupted", file=sys.stderr)
         return 130
@@ -241,11 +238,7 @@ def write_class_outputs(output_dir, manifest):
 
 
 def run_merge_scores(args):
-    try:
-        return _merge_scores(args)
-    except UsageError as exc:
-        print(f"merge-scores: {exc}", file=sys.stderr)
-        return 2
+    return run_command("merge-scores", _merge_scores, args)
 
 
 def _merge_scores(args):

@@ -32,13 +32,9 @@ def add_parser(subparsers):
 
 
 def run(args):
-    from autograder.batch import UsageError
+    from autograder.batch import run_command
 
-    try:
-        return _run(args)
-    except UsageError as exc:
-        print(f"similarity: {exc}", file=sys.stderr)
-        return 2
+    return run_command("similarity", _run, args)
 
 
 def _submissions(root, students, spec, workdir):

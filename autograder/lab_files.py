@@ -109,10 +109,7 @@ def _record_names(root: Path, parts) -> list[str]:
                 return []
             os.close(fd)
             fd = next_fd
-        with os.scandir(fd) as entries:
-            return [entry.name for entry in entries
-                    if fnmatch.fnmatchcase(entry.name, RECORD_GLOB)
-                    and not entry.is_dir(follow_symlinks=False)]
+        return _record_names_in(fd)
     except OSError:
         return []
     finally:
@@ -129,9 +126,14 @@ def _record_names_without_dir_fd(root: Path, parts) -> list[str]:
         except OSError:
             return []
     try:
-        with os.scandir(folder) as entries:
-            return [entry.name for entry in entries
-                    if fnmatch.fnmatchcase(entry.name, RECORD_GLOB)
-                    and not entry.is_dir(follow_symlinks=False)]
+        return _record_names_in(folder)
     except OSError:
         return []
+
+
+def _record_names_in(folder):
+    """Names in ``folder`` (a path or an open descriptor) that look like records
+    and are not folders; links are listed, to be refused with a reason later."""
+    with os.scandir(folder) as entries:
+        return [entry.name for entry in entries
+                if fnmatch.fnmatchcase(entry.name, RECORD_GLOB) and not entry.is_dir(follow_symlinks=False)]

@@ -92,10 +92,6 @@ class GradingPlugin:
         if report.when == "call" or (report.when == "setup" and report.failed):
             self._record(item, report, call)
 
-    def pytest_sessionfinish(self, session):
-        for sandbox in self._sandboxes.values():
-            sandbox.close()
-
     # -- feedback -----------------------------------------------------------
     def _record(self, item, report, call):
         module = _marker_value(item, "module") or "grader"

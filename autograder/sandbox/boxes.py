@@ -333,16 +333,12 @@ def probe_isolation(boxes, limits):
 
     from autograder import submission
     from autograder.sandbox import uids
+    from autograder.sandbox.client import box_config
 
     with tempfile.TemporaryDirectory(prefix="amp-probe-") as area:
         uid = uids.allocate(1)[0]
         specs, _ = submission.take(area, area, uid, uid)  # an empty submission: nothing to read
-        spec = specs["amp_update"]
-        config = {key: spec.get(key) for key in ("submission", "scratch", "log", "uid", "gid",
-                                                  "hide", "forbidden")}
-        from autograder.sandbox.client import disabled_layers
-
-        config.update(module="amp_update", limits=limits.for_box(), probe=True, disable=disabled_layers())
+        config = box_config(specs["amp_update"], "amp_update", limits, probe=True)
         if isinstance(boxes, SpawnBoxes):
             return platforms.wrap_command([], config)[1]
         box = boxes.new_box(config, timeout=60.0)

@@ -25,6 +25,13 @@ def disabled_layers():
             if name.strip() in ("namespaces", "landlock", "cgroups")]
 
 
+def box_config(spec, module, limits, **extra):
+    """What the zygote needs to make a box for ``module`` (plain data)."""
+    config = {key: spec.get(key) for key in ("submission", "scratch", "log", "uid", "gid", "hide", "forbidden")}
+    config.update(module=module, limits=limits.for_box(), disable=disabled_layers(), **extra)
+    return config
+
+
 @dataclass
 class Limits:
     call_timeout: float = 20.0      # wall seconds for one call
@@ -109,9 +116,7 @@ class Sandbox:
 
     # -- process management -------------------------------------------------
     def _start(self):
-        config = {key: self.spec.get(key) for key in ("submission", "scratch", "log", "uid", "gid",
-                                                       "hide", "forbidden")}
-        config.update(module=self.module_name, limits=self.limits.for_box(), disable=disabled_layers())
+        config = box_config(self.spec, self.module_name, self.limits)
         started = time.monotonic()
         try:
             self._box = self.boxes.new_box(config, self.limits.import_timeout)
