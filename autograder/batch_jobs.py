@@ -30,12 +30,14 @@ def grade_job(submission, seed, include_hidden, with_flags, boxes=None, uid=None
     """What the child runs: the same call as ``python -m autograder grade``,
     with the batch's zygote (through a channel of this child's own) and the
     uid the batch picked for this student."""
-    from autograder.cli_grade import tamper_flags
+    from autograder.cli_grade import REPOSITORY_ROOT, tamper_flags
     from autograder.engine import grade_submission
+    from autograder.i18n import resolve_language
 
     flags = tamper_flags(submission) if with_flags else []
+    # Students read their results.json in the course's language; the class report stays English.
     return grade_submission(submission, seed=seed, include_hidden=include_hidden, flags=flags,
-                            boxes=boxes, uid=uid)
+                            boxes=boxes, uid=uid, lang=resolve_language(root=str(REPOSITORY_ROOT)))
 
 
 def zero_report(student, seed, status, reason, submission=""):

@@ -4,30 +4,44 @@ Exit status: 0 whenever grading completed (whatever the score), 2 for bad
 usage, 1 when the grader itself failed -- and even then a results file is
 written, with one failed test that says so.
 """
+import importlib.util
 import os
 import pathlib
 import sys
 import traceback
 
 from autograder import MODULES
+from autograder.i18n import LANGUAGES, resolve_language
+from autograder.i18n import text as t
+
+REPOSITORY_ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def add_parser(subparsers):
-    parser = subparsers.add_parser("grade", help="grade a submission (default: exercises/)",
-                                   description=__doc__.splitlines()[0])
-    parser.add_argument("--submission", default="exercises", metavar="DIR",
-                        help="folder holding amp_update.py, loss_scaler.py, amp_training_step.py")
-    parser.add_argument("--results", default="results.json", metavar="FILE",
-                        help="where to write the Gradescope-style results (default: results.json)")
+    lang = resolve_language(root=str(REPOSITORY_ROOT))
+    parser = subparsers.add_parser("grade", help=t("grade a submission (default: exercises/)", lang),
+                                   description=t("Grade your exercises with the visible and hidden tests.", lang))
+    parser.add_argument("--submission", default=None, metavar="DIR",
+                        help=t("folder holding amp_update.py, loss_scaler.py, amp_training_step.py "
+                               "(default: exercises/ of this repository)", lang))
+    parser.add_argument("--results", default=None, metavar="FILE",
+                        help=t("where to write the Gradescope-style results (default: results.json)", lang))
     parser.add_argument("--classroom", action="store_true",
-                        help="also append result=<base64> to $GITHUB_OUTPUT for the Classroom reporter")
+                        help=t("also append result=<base64> to $GITHUB_OUTPUT for the Classroom reporter", lang))
     parser.add_argument("--seed", type=int, default=None,
-                        help="reproduce a run: the seed is printed and stored in the results")
+                        help=t("reproduce a run: the seed is printed and stored in the results", lang))
     parser.add_argument("--visible-only", action="store_true",
-                        help="run only the visible tests, even where hidden tests are installed")
+                        help=t("run only the visible tests, even where hidden tests are installed", lang))
     parser.add_argument("--summary", metavar="FILE", default=None,
-                        help="write a Markdown summary (default in Actions: $GITHUB_STEP_SUMMARY)")
-    parser.add_argument("--quiet", action="store_true", help="print only the totals")
+                        help=t("write a Markdown summary (default in Actions: $GITHUB_STEP_SUMMARY)", lang))
+    parser.add_argument("--module", action="append", choices=list(MODULES) + ["gpu_lab"], default=None,
+                        help=t("grade only this module (repeatable)", lang))
+    parser.add_argument("--lang", choices=LANGUAGES, default=None,
+                        help=t("language of the feedback (default: [tool.autograder] lang in pyproject.toml, "
+                               "or $AUTOGRADER_LANG)", lang))
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--quiet", action="store_true", help=t("print only the module totals and the total", lang))
+    output.add_argument("--verbose", action="store_true", help=t("print every test with its feedback", lang))
     parser.set_defaults(func=run)
     return parser
 
@@ -41,14 +55,20 @@ def tamper_flags(submission):
     return integrity.tamper_flags(pathlib.Path(submission).resolve().parent)
 
 
-def _crash_report(submission, seed, message):
+def in_actions(environ=None):
+    return (environ if environ is not None else os.environ).get("GITHUB_ACTIONS") == "true"
+
+
+def _crash_report(submission, seed, message, lang="en"):
     from autograder.results import GradeReport, TestResult
 
-    test = TestResult(name="grader: internal error", module="grader", max_score=0.0, score=0.0,
+    advice = (t("Your work is not lost: push again or ask the course staff.", lang) if in_actions()
+              else t("Your work is not lost: fix what the message says and grade again, or ask the course "
+                     "staff.", lang))
+    test = TestResult(name=t("grader: could not grade", lang), module="grader", max_score=0.0, score=0.0,
                       passed=False, visibility="visible",
-                      output=f"The grader failed before finishing ({message}). Your work is not "
-                             f"lost: push again or ask the course staff.")
-    return GradeReport(tests=[test], seed=seed or 0, submission=str(submission))
+                      output=t("The grader stopped before grading ({problem}).", lang, problem=message) + " " + advice)
+    return GradeReport(tests=[test], seed=seed or 0, submission=str(submission), lang=lang)
 
 
 def print_report(text, stream=None, environ=None):
@@ -71,9 +91,14 @@ def warn(message):
 
 
 def preload_outputs():
-    """What writing the outputs needs, imported before any student code runs."""
+    """What writing the outputs needs, imported (and read) before any student code runs."""
     import autograder.cli_classroom_report  # noqa: F401
+    from autograder import i18n
     from autograder.reports import gradescope, github_files, summary_md, terminal  # noqa: F401
+
+    for lang in i18n.LANGUAGES:
+        i18n.catalog(lang)
+    terminal.preload()
 
 
 def write_outputs(report, args):
@@ -93,27 +118,72 @@ def write_outputs(report, args):
     summary = args.summary or (os.environ.get("GITHUB_STEP_SUMMARY") if args.classroom else None)
     if summary:
         github_files.append_summary(summary, summary_md.render(report))
-    print_report(terminal.render(report, show_output=not args.quiet) + f"\nresults written to {args.results}")
+    mode = "quiet" if args.quiet else "verbose" if args.verbose else "compact"
+    print_report(terminal.render(report, mode=mode, lang=args.lang)
+                 + "\n" + t("results written to {path}", args.lang, path=args.results))
+
+
+def default_submission(cwd=None):
+    """``exercises`` of the working directory, the working directory itself when
+    it is the exercises folder, else this repository's ``exercises``."""
+    cwd = pathlib.Path(cwd or os.getcwd())
+    if (cwd / "exercises").is_dir():
+        return "exercises"
+    if any((cwd / f"{module}.py").is_file() for module in MODULES) and cwd.name == "exercises":
+        return str(cwd)
+    return str(REPOSITORY_ROOT / "exercises")
+
+
+def default_results(submission, cwd=None):
+    """results.json in the working directory, unless that is inside the
+    submission folder: nothing is ever written into exercises/."""
+    cwd = pathlib.Path(cwd or os.getcwd()).resolve()
+    folder = pathlib.Path(submission).resolve()
+    if cwd == folder or folder in cwd.parents:
+        return str(folder.parent / "results.json")
+    return "results.json"
+
+
+def missing_requirements():
+    """What this Python lacks to grade (torch, pytest, the catalogs' babel, rich's
+    tables): a laptop without the venv."""
+    return [name for name in ("torch", "pytest", "babel", "rich") if importlib.util.find_spec(name) is None]
+
+
+def usage_problem(submission, lang):
+    if not submission.is_dir():
+        return t("--submission {folder}: no such folder. Run the grader from the repository root (the folder "
+                 "holding exercises/ and autograder/), or pass --submission with the folder holding {files}.",
+                 lang, folder=str(submission), files=", ".join(f"{m}.py" for m in MODULES))
+    missing = missing_requirements()
+    if missing:
+        return t("{packages} not installed for {python}. Activate the virtual environment first "
+                 "(Linux/macOS: source .venv/bin/activate; Windows: .venv\\Scripts\\activate) or install "
+                 "the requirements: pip install -r requirements.txt", lang, packages=", ".join(missing),
+                 python=sys.executable)
+    return None
 
 
 def run(args):
-    submission = pathlib.Path(args.submission)
-    usage_error = None
-    if not submission.is_dir():
-        usage_error = (f"--submission {args.submission}: no such folder (expected a folder with "
-                       + ", ".join(f"{m}.py" for m in MODULES) + ")")
+    args.lang = resolve_language(args.lang, root=str(REPOSITORY_ROOT))
+    display = args.submission or "exercises"
+    submission = pathlib.Path(args.submission or default_submission())
+    if args.results is None:
+        args.results = default_results(submission)
+    usage_error = usage_problem(submission, args.lang)
     try:
         preload_outputs()
         from autograder.grading_process import grade_in_clean_process
 
         if usage_error:
-            report = _crash_report(submission, args.seed, usage_error)
+            report = _crash_report(display, args.seed, usage_error, args.lang)
         else:
             report = grade_in_clean_process(submission, seed=args.seed, include_hidden=not args.visible_only,
-                                            flags=tamper_flags(submission))
+                                            flags=tamper_flags(submission), lang=args.lang, modules=args.module,
+                                            display_dir=display)
     except Exception as exc:  # the grader's own failure: still leave a result behind
         warn(traceback.format_exc())  # may quote student text: shown escaped
-        report = _crash_report(submission, args.seed, f"{type(exc).__name__}: {exc}")
+        report = _crash_report(display, args.seed, f"{type(exc).__name__}: {exc}", args.lang)
         usage_error = usage_error or "internal error"
         write_outputs(report, args)
         return 1

@@ -19,7 +19,9 @@ import secrets
 import tempfile
 import time
 
-from autograder import MODULES, integrity, submission
+from autograder import MODULES, feedback, integrity, submission
+from autograder.i18n import _, set_language
+from autograder.i18n import text as t
 from autograder.results import GradeReport, TestResult
 from autograder.sandbox import isolation, uids
 from autograder.sandbox import limits as os_limits
@@ -58,8 +60,10 @@ def preload_judge():
     import torch
     import torch._dynamo  # noqa: F401  (optimizer.step imports it on first use)
 
+    import autograder.feedback  # noqa: F401
     import autograder.judge  # noqa: F401
     import autograder.lab_credit  # noqa: F401
+    from autograder import i18n
     import autograder.plugin  # noqa: F401
     import autograder.reports.gradescope  # noqa: F401
     import autograder.static_checks  # noqa: F401
@@ -70,6 +74,8 @@ def preload_judge():
                      "autograder.cli_classroom_report"):
         with contextlib.suppress(ImportError):
             __import__(optional)
+    for lang in i18n.LANGUAGES:  # the catalogs are read now, never after student code ran
+        i18n.catalog(lang)
     torch.set_num_threads(1)  # deterministic and fair under --jobs
 
 
@@ -91,12 +97,12 @@ def _suite_args(include_hidden):
     ]
 
 
-def run_suites(sandboxes, seed, include_hidden):
+def run_suites(sandboxes, seed, include_hidden, modules=None):
     import pytest
 
     from autograder.plugin import GradingPlugin
 
-    plugin = GradingPlugin(sandboxes, seed)
+    plugin = GradingPlugin(sandboxes, seed, modules)
     log = io.StringIO()  # pytest's own terminal output: the report is ours
     saved_env = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # no plugins a student could install
@@ -113,44 +119,48 @@ def run_suites(sandboxes, seed, include_hidden):
     results = plugin.results
     if plugin.collection_errors:
         results.append(TestResult(
-            name="grader: test collection", module="grader", max_score=0.0, score=0.0, passed=False,
-            output="Some grader tests could not be loaded; tell the course staff.", visibility="visible"))
+            name=_("test collection"), module="grader", max_score=0.0, score=0.0, passed=False,
+            output="", detail=_("Some grader tests could not be loaded; tell the course staff."),
+            visibility="visible"))
     return results
 
 
-DELEGATION_MESSAGE = ("loss_scaler.py used PyTorch's own scaler machinery while it was graded ({what}). "
-                      "Module 2 must be built by hand (no torch.amp.GradScaler or subclass of it, no "
-                      "torch.cuda.amp/torch.cpu.amp scalers, no torch._amp_* operators, however they "
-                      "are reached), so it earns no points until that is removed.")
+def delegation_message(what):
+    return _("loss_scaler.py used PyTorch's own scaler machinery while it was graded ({what}). Module 2 must "
+             "be built by hand (no torch.amp.GradScaler or subclass of it, no torch.cuda.amp/torch.cpu.amp "
+             "scalers, no torch._amp_* operators, however they are reached), so it earns no points until "
+             "that is removed.", what=what)
 
 
 def apply_delegation_verdict(results, delegation):
     """Module 2 earns nothing once the worker saw it reach for torch's scaler."""
     if not delegation:
         return results
-    message = DELEGATION_MESSAGE.format(what=", ".join(delegation[:3]))
+    message = delegation_message(", ".join(delegation[:3]))
     for test in results:
         if test.module == "loss_scaler" and test.max_score:
             test.score, test.passed = 0.0, False
-            test.output = message
+            test.detail, test.error, test.hint, test.blamed = message, None, None, 0
     return results
 
 
 def _order(results):
     modules = list(MODULES) + ["gpu_lab", "grader"]
-    return sorted(results, key=lambda t: (modules.index(t.module) if t.module in modules else 99,
-                                          t.visibility != "visible"))
+    return sorted(results, key=lambda test: (modules.index(test.module) if test.module in modules else 99,
+                                             test.visibility != "visible"))
 
 
 def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None, flags=None,
-                     boxes=None, uid=None):
+                     boxes=None, uid=None, lang="en", modules=None, display_dir=None):
     """Grade ``submission_dir`` and return a complete :class:`GradeReport`.
 
     ``boxes``: a started box factory to reuse (batch grading hands each student
     a channel to its zygote); by default this grade starts its own. ``uid``: the
     student's uid when running as root (default: a fresh unused one).
     Grader files the submission changed on disk are flagged here; batch grading
-    also restores them between students (:class:`autograder.integrity.GraderGuard`)."""
+    also restores them between students (:class:`autograder.integrity.GraderGuard`).
+    ``lang``: the language of the feedback; ``modules``: grade only these (--module);
+    ``display_dir``: the submission folder as the student named it, for messages."""
     from autograder import lab_credit
     from autograder.sandbox.boxes import start_boxes
     from autograder.sandbox.client import Sandbox
@@ -166,10 +176,11 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
         os_limits.protect_judge()
         if uid is None:
             uid = uids.allocate(1)[0]
+        set_language(lang)
         notes = []
         if include_hidden and not hidden_tests_available():
-            notes.append("Hidden tests are not available here: only the visible tests were run. "
-                         "Your final grade also includes hidden tests.")
+            notes.append(t("Hidden tests are not available here: only the visible tests were run. "
+                              "Your final grade also includes hidden tests.", lang))
         flags = list(flags or [])
         if guard.planted:
             flags.append("compiled files in the grader that do not match their source: "
@@ -180,10 +191,12 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
             notes += intake_notes
             if not any(spec["present"] for spec in specs.values()) and \
                     not any(spec["problem"] for spec in specs.values()):
-                notes.append(f"No exercise module found in {submission_dir}: expected "
-                             + ", ".join(f"{m}.py" for m in MODULES) + ".")
+                notes.append(t("No exercise module found in {folder}: expected {files}.", lang,
+                                  folder=str(display_dir or submission_dir),
+                                  files=", ".join(f"{m}.py" for m in MODULES)))
+            sources = {module: submission.source_of(specs[module]) for module in MODULES}
             sandboxes = {module: Sandbox(module, specs[module], boxes, limits) for module in MODULES}
-            results = run_suites(sandboxes, seed, include_hidden)
+            results = run_suites(sandboxes, seed, include_hidden, modules)
             leftovers = uids.kill_leftovers(uid)
         if leftovers:
             flags.append(f"{leftovers} process(es) of this submission were still running after its "
@@ -194,11 +207,13 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
         tampered = guard.changes()
         if tampered:
             flags.append("grader files changed on disk while the submission ran: " + ", ".join(tampered[:10]))
-        lab_tests, lab_info = lab_credit.lab_results(submission_dir)
-        results += lab_tests
-        return GradeReport(tests=_order(results), seed=seed, submission=str(submission_dir),
+        lab_tests, lab_info = ([], {}) if modules and "gpu_lab" not in modules \
+            else lab_credit.lab_results(submission_dir, lang=lang)
+        results = _order(results + lab_tests)
+        diagnosis = feedback.finish(results, lang, str(display_dir or "exercises"), sources)
+        return GradeReport(tests=results, seed=seed, submission=str(submission_dir),
                            duration=time.monotonic() - started, flags=flags, notes=notes,
-                           isolation=confinement, lab=lab_info)
+                           isolation=confinement, lab=lab_info, diagnosis=diagnosis, lang=lang)
     finally:
         if own_boxes:
             boxes.close()

@@ -40,14 +40,15 @@ def _environment():
     return env
 
 
-def grade_in_clean_process(submission, seed, include_hidden, flags):
+def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", modules=None, display_dir=None):
     """(A) Grade ``submission`` in a fresh grading process; returns its :class:`GradeReport`."""
     # The report comes back in a file of a private folder (portable; student
     # code can neither reach it nor the pipe the job goes through).
     with tempfile.TemporaryDirectory(prefix="amp-grading-") as private, tempfile.TemporaryFile() as log:
         result_path = os.path.join(private, "report.json")
         job = {"submission": os.path.abspath(submission), "seed": seed, "include_hidden": include_hidden,
-               "flags": list(flags or []), "result": result_path}
+               "flags": list(flags or []), "result": result_path, "lang": lang,
+               "modules": list(modules) if modules else None, "display": display_dir}
         # Its own output (tracebacks only, never expected) is kept apart and shown
         # escaped by the caller: it may quote student text.
         process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT],
@@ -90,7 +91,8 @@ def main():
         from autograder.engine import grade_submission
 
         report = grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
-                                  flags=job["flags"], boxes=boxes)
+                                  flags=job["flags"], boxes=boxes, lang=job.get("lang") or "en",
+                                  modules=job.get("modules"), display_dir=job.get("display"))
         data = report.to_gradescope()
         with open(job["result"], "wb") as result:
             result.write(json.dumps(data, allow_nan=False).encode())

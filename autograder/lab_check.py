@@ -20,25 +20,58 @@ and a careful hand-edit that stays within physics passes. Files are read by
 :mod:`autograder.lab_files` (no links, regular files only, bounded size); the command line is
 :mod:`autograder.lab_cli`.
 
+Every text of a verdict (summary, reasons, notes, plausibility) is built as an
+:mod:`autograder.i18n` message. :func:`check_record` and :func:`check_file` render them in
+``lang`` (English by default, what staff reports and batch runs read); ``lang=None`` keeps the
+messages, to be rendered later with :meth:`LabVerdict.rendered`.
+
 No torch import here: the command must start fast. Nothing from ``gpu_lab`` is imported either.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import safe_files
+from autograder.i18n import _, render
 from autograder.lab_consistency import consistency_problems, gate_failures
-from autograder.lab_files import (MAX_RECORD_BYTES, StrictJSONError, find_records,
-                                  parse_strict_json, read_record_bytes, refusal)
-from autograder.lab_layout import (EVIDENCE_DEVICE, EVIDENCE_REAL, EVIDENCE_SMOKE,
-                                   HARDWARE_KEYS, MODEL_ID, MODEL_KEYS, PATH_KEYS, PATH_NAMES,
-                                   PROBE_SUFFIX, QWEN_FP32_WEIGHTS_AND_GRADS_MB, QWEN_PARAMETERS,
-                                   RECORD_GLOB, RESULTS_RELATIVE_DIR, SCHEMA_VERSION, TOP_KEYS,
-                                   UPDATE_DEFAULTS, WORKLOAD_KEYS, close, is_number,
-                                   layout_problems, parse_capability, plain_text, shown)
+from autograder.lab_files import (
+    MAX_RECORD_BYTES,
+    StrictJSONError,
+    find_records,
+    parse_strict_json,
+    read_record_bytes,
+    refusal,
+)
+from autograder.lab_layout import (
+    EVIDENCE_DEVICE,
+    EVIDENCE_REAL,
+    EVIDENCE_SMOKE,
+    HARDWARE_KEYS,
+    MODEL_ID,
+    MODEL_KEYS,
+    PATH_KEYS,
+    PATH_NAMES,
+    PROBE_SUFFIX,
+    QWEN_FP32_WEIGHTS_AND_GRADS_MB,
+    QWEN_PARAMETERS,
+    RECORD_GLOB,
+    RESULTS_RELATIVE_DIR,
+    SCHEMA_VERSION,
+    TOP_KEYS,
+    UPDATE_DEFAULTS,
+    WORKLOAD_KEYS,
+    close,
+    is_number,
+    joined,
+    layout_problems,
+    parse_capability,
+    plain_text,
+    shown,
+)
 from autograder.lab_plausibility import plausibility
 
 __all__ = [  # the public API; other code and tests import it from here
@@ -65,87 +98,120 @@ MIN_REPEATS = 20
 
 @dataclass
 class LabVerdict:
+    """A record's verdict. The texts are i18n messages (``lang=None``) or strings rendered in
+    one language (:meth:`rendered`)."""
     valid: bool               # complete and internally consistent
     earns_credit: bool
-    reasons: list[str]        # why it is invalid, impossible or earns no credit
-    summary: str
-    notes: list[str] = field(default_factory=list)
+    reasons: list             # why it is invalid, impossible or earns no credit
+    summary: object
+    notes: list = field(default_factory=list)
     readable: bool = True     # False when the file could not be read at all
     plausible: bool = True    # passed the plausibility stage (False: impossible or not reached)
-    plausibility: list[str] = field(default_factory=list)  # each figure against its bound
+    plausibility: list = field(default_factory=list)  # each figure against its bound
     hardware: dict = field(default_factory=dict)  # hardware_info(record): bounded, JSON-able
 
+    def rendered(self, lang="en") -> LabVerdict:
+        """A copy whose summary, reasons, notes and plausibility are strings in ``lang``."""
+        return dataclasses.replace(
+            self, summary=render(self.summary, lang),
+            reasons=[render(reason, lang) for reason in self.reasons],
+            notes=[render(note, lang) for note in self.notes],
+            plausibility=[render(check, lang) for check in self.plausibility],
+            hardware=dict(self.hardware))
 
-def check_record(record) -> LabVerdict:
-    """Validate one parsed record and decide whether it earns the optional GPU credit."""
+
+def _finish(verdict: LabVerdict, lang) -> LabVerdict:
+    return verdict if lang is None else verdict.rendered(lang)
+
+
+def check_record(record, lang="en") -> LabVerdict:
+    """Validate one parsed record and decide whether it earns the optional GPU credit.
+    ``lang``: the language of the verdict's texts (None: keep them as messages)."""
+    return _finish(_check_record(record), lang)
+
+
+def _could_not_check(exc):
+    return _("record could not be checked: {error}", error=type(exc).__name__)
+
+
+def _check_record(record) -> LabVerdict:
     hardware = hardware_info(record)
     try:
         problems = layout_problems(record)
         if not problems:
             problems = consistency_problems(record)
     except Exception as exc:  # defensive: a malformed record must never crash the grader
-        problems = [f"record could not be checked: {type(exc).__name__}"]
+        problems = [_could_not_check(exc)]
     if problems:
         return LabVerdict(valid=False, earns_credit=False, reasons=problems, hardware=hardware,
-                          plausible=False, summary=f"INVALID record ({_count(problems)}): no credit")
+                          plausible=False,
+                          summary=_("INVALID record ({problems}): no credit", problems=_count(problems)))
     try:
         impossible, checks = plausibility(record)
         gaps, notes = _credit_gaps(record)
+        summary = _summary(record)
     except Exception as exc:  # a value of a type no stage foresaw
         return LabVerdict(valid=True, earns_credit=False, plausible=False, hardware=hardware,
-                          reasons=[f"record could not be checked: {type(exc).__name__}"],
-                          summary="record could not be checked: no credit")
-    summary = _summary(record)
+                          reasons=[_could_not_check(exc)],
+                          summary=_("record could not be checked: no credit"))
     if impossible:
         return LabVerdict(valid=True, earns_credit=False, plausible=False, hardware=hardware,
                           reasons=impossible + gaps, notes=notes, plausibility=checks,
-                          summary=f"physically impossible record ({_count(impossible)}): "
-                                  f"no credit: {summary}")
+                          summary=_("physically impossible record ({problems}): no credit: {summary}",
+                                    problems=_count(impossible), summary=summary))
     if gaps:
         return LabVerdict(valid=True, earns_credit=False, reasons=gaps, notes=notes,
                           plausibility=checks, hardware=hardware,
-                          summary="valid record, no GPU credit: " + summary)
+                          summary=_("valid record, no GPU credit: {summary}", summary=summary))
     return LabVerdict(valid=True, earns_credit=True, reasons=[], notes=notes, plausibility=checks,
-                      hardware=hardware, summary="earns the optional GPU credit: " + summary)
+                      hardware=hardware,
+                      summary=_("earns the optional GPU credit: {summary}", summary=summary))
 
 
-def check_file(path, root=None) -> LabVerdict:
+def check_file(path, root=None, lang="en") -> LabVerdict:
     """Read, strictly parse and check one record file. Never raises on bad input.
 
     The file is never read through a symbolic link, must be a regular file and at most
     MAX_RECORD_BYTES. With ``root`` (the student's repository), no folder between ``root`` and
-    the file may be a link either."""
-    path = Path(path)
+    the file may be a link either. ``lang``: as for :func:`check_record`."""
+    return _finish(_check_file(Path(path), root), lang)
+
+
+def _check_file(path: Path, root) -> LabVerdict:
     display = plain_text(str(path), 200)
+    unreadable = _("unreadable record: no credit")
     try:
         raw = read_record_bytes(path, root)
     except safe_files.UnsafeFile as exc:
         return LabVerdict(valid=False, earns_credit=False, reasons=[refusal(display, exc)],
-                          summary="unreadable record: no credit", readable=False, plausible=False)
+                          summary=unreadable, readable=False, plausible=False)
     except (OSError, ValueError) as exc:  # e.g. a path outside root
         return LabVerdict(valid=False, earns_credit=False, readable=False, plausible=False,
-                          reasons=[f"cannot read {display}: {type(exc).__name__}"],
-                          summary="unreadable record: no credit")
+                          reasons=[_("cannot read {path}: {error}", path=display,
+                                     error=type(exc).__name__)],
+                          summary=unreadable)
     try:
         record = parse_strict_json(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        reason = f"not UTF-8 text: invalid byte at position {exc.start}"
+        reason = _("not UTF-8 text: invalid byte at position {position}", position=exc.start)
     except StrictJSONError as exc:
-        reason = f"not strict JSON: {exc}"
+        reason = _("not strict JSON: {problem}", problem=exc.message)
     except json.JSONDecodeError as exc:
-        reason = f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        # exc.msg is the json module's own (English) wording, e.g. "Expecting value"
+        reason = _("not valid JSON: {problem} (line {line}, column {column})",
+                   problem=exc.msg, line=exc.lineno, column=exc.colno)
     except (ValueError, RecursionError) as exc:  # e.g. an integer too long to convert
-        reason = f"not valid JSON: {type(exc).__name__}"
+        reason = _("not valid JSON: {problem}", problem=type(exc).__name__)
     else:
-        verdict = check_record(record)
+        verdict = _check_record(record)
         label = record.get("run_label") if isinstance(record, dict) else None
         prefix = RECORD_GLOB.split("*")[0]
         if path.stem.startswith(prefix) and isinstance(label, str) and path.stem[len(prefix):] != label:
-            verdict.notes.append(f"file name {plain_text(path.name)} does not carry run_label "
-                                 f"{plain_text(label)!r}")
+            verdict.notes.append(_("file name {name} does not carry run_label {label}",
+                                   name=plain_text(path.name), label=repr(plain_text(label))))
         return verdict
     return LabVerdict(valid=False, earns_credit=False, reasons=[reason], plausible=False,
-                      summary="INVALID record (1 problem): no credit")
+                      summary=_("INVALID record ({problems}): no credit", problems=_count([reason])))
 
 
 def hardware_info(record) -> dict:
@@ -179,67 +245,76 @@ def run(args) -> int:
 
 # --------------------------------------------------------------------------- credit
 
-def _count(problems) -> str:
-    return f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+def _count(problems):
+    if len(problems) == 1:
+        return _("1 problem")
+    return _("{count} problems", count=len(problems))
 
 
-def _credit_gaps(record: dict) -> tuple[list[str], list[str]]:
+def _credit_gaps(record: dict) -> tuple[list, list]:
     """Why a valid record earns no GPU credit (empty: it earns it), plus informative notes."""
     gaps, notes = [], []
     evidence = record["evidence_level"]
     if evidence != EVIDENCE_REAL:
-        gaps.append(f"evidence_level {shown(evidence)} is a CPU smoke check: the record is valid but "
-                    f"earns no GPU credit (needs {EVIDENCE_REAL!r} from --run-mode real_gpu on CUDA)")
+        gaps.append(_("evidence_level {value} is a CPU smoke check: the record is valid but earns no "
+                      "GPU credit (needs {expected} from --run-mode real_gpu on CUDA)",
+                      value=shown(evidence), expected=repr(EVIDENCE_REAL)))
     if record["decision"] != "accept":
-        gaps.append("decision is 'reject': the update gate failed ("
-                    + "; ".join(gate_failures(record["metrics"])) + ")")
+        gaps.append(_("decision is 'reject': the update gate failed ({failures})",
+                      failures=joined(gate_failures(record["metrics"]))))
     model = record["model"]
     if model["id"] != MODEL_ID:
-        gaps.append(f"model.id is {shown(model['id'])}; the lab's credit is for {MODEL_ID}")
+        gaps.append(_("model.id is {value}; the lab's credit is for {model}",
+                      value=shown(model["id"]), model=MODEL_ID))
     commit = model["resolved_commit"]
     if not (isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{40}", commit)):
-        gaps.append(f"model.resolved_commit {shown(commit)} is not an immutable 40-hex commit")
+        gaps.append(_("model.resolved_commit {value} is not an immutable 40-hex commit",
+                      value=shown(commit)))
     gaps += _workload_gaps(record["workload"], notes)
     return gaps, notes
 
 
-def _workload_gaps(workload: dict, notes: list[str]) -> list[str]:
+def _workload_gaps(workload: dict, notes: list) -> list:
     gaps = []
     for key, expected in CHAPTER_WORKLOAD.items():
         value = workload[key]
         same = value == expected if key == "prompts" else close(float(value), float(expected))
         if not same:
-            gaps.append(f"workload.{key} is {shown(value)}; the chapter's workload uses "
-                        f"{expected!r}")
+            gaps.append(_("workload.{key} is {value}; the chapter's workload uses {expected}",
+                          key=key, value=shown(value), expected=repr(expected)))
     if workload["seq_len"] not in ACCEPTED_SEQ_LENS:
-        gaps.append(f"workload.seq_len is {workload['seq_len']}; credit needs 128 (or the "
-                    "chapter's memory fallback 64)")
+        gaps.append(_("workload.seq_len is {value}; credit needs 128 (or the chapter's memory "
+                      "fallback 64)", value=workload["seq_len"]))
     elif workload["seq_len"] == 64:
-        notes.append("seq_len 64: the chapter's low-memory fallback")
+        notes.append(_("seq_len 64: the chapter's low-memory fallback"))
     if workload["repeats"] < MIN_REPEATS:
-        gaps.append(f"workload.repeats is {workload['repeats']}; credit needs at least {MIN_REPEATS}")
+        gaps.append(_("workload.repeats is {value}; credit needs at least {minimum}",
+                      value=workload["repeats"], minimum=MIN_REPEATS))
     if workload["warmup"] < 1:
-        gaps.append("workload.warmup is 0; credit needs at least 1 warm-up update")
+        gaps.append(_("workload.warmup is 0; credit needs at least 1 warm-up update"))
     for key, expected in UPDATE_DEFAULTS.items():
         if key in workload and not close(float(workload[key]), float(expected)):
-            gaps.append(f"workload.{key} is {shown(workload[key])}; the chapter uses {expected!r}")
+            gaps.append(_("workload.{key} is {value}; the chapter uses {expected}",
+                          key=key, value=shown(workload[key]), expected=repr(expected)))
     if workload["candidate_dtype"] == "bfloat16":
-        notes.append("candidate bfloat16 (no GradScaler)")
+        notes.append(_("candidate bfloat16 (no GradScaler)"))
     return gaps
 
 
-def _summary(record: dict) -> str:
+def _summary(record: dict):
     base, cand = record["metrics"]["baseline"], record["metrics"]["candidate"]
 
     def ms(value):
-        return "n/a" if value is None else f"{value:.2f} ms"
+        return _("n/a") if value is None else f"{value:.2f} ms"
 
     def mb(value):
-        return "n/a" if value is None else f"{value:.0f} MB"
+        return _("n/a") if value is None else f"{value:.0f} MB"
 
     hardware = record["hardware"]
-    return (f"{plain_text(record['run_label'], 40)} on {plain_text(hardware['name'], 60)} "
-            f"({hardware['device']}): FP32 median {ms(base['step_median_ms'])} vs AMP "
-            f"{ms(cand['step_median_ms'])}, peak {mb(base['peak_allocated_mb'])} -> "
-            f"{mb(cand['peak_allocated_mb'])}, AMP backoffs {cand['scale_backoff_steps']}, "
-            f"decision {record['decision']}")
+    return _("{label} on {gpu} ({device}): FP32 median {baseline_ms} vs AMP {candidate_ms}, peak "
+             "{baseline_mb} -> {candidate_mb}, AMP backoffs {backoffs}, decision {decision}",
+             label=plain_text(record["run_label"], 40), gpu=plain_text(hardware["name"], 60),
+             device=hardware["device"], baseline_ms=ms(base["step_median_ms"]),
+             candidate_ms=ms(cand["step_median_ms"]), baseline_mb=mb(base["peak_allocated_mb"]),
+             candidate_mb=mb(cand["peak_allocated_mb"]), backoffs=cand["scale_backoff_steps"],
+             decision=record["decision"])

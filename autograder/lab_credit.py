@@ -8,18 +8,23 @@ feedback and the description both say so.
 
 Everything under the student's repository is read through
 :mod:`autograder.lab_files`: no symbolic links, regular files only, bounded.
+
+The test's name and output are rendered in the run's language; the description for
+reports (:func:`lab_info`) is for staff and stays in English.
 """
 import json
 import pathlib
 
 from autograder import lab_check, lab_files, safe_files
+from autograder.i18n import _, render
 from autograder.lab_layout import plain_text
 from autograder.results import TestResult
 
 LAB_POINTS = 5.0
-SELF_REPORTED = ("Lab credit is self-reported: the grader checks that the record is complete, "
-                 "consistent and physically plausible for the GPU it names, not that the run "
-                 "took place. Staff may ask you to re-run the lab.")
+TITLE = _("benchmark record earns optional credit")
+SELF_REPORTED = _("Lab credit is self-reported: the grader checks that the record is complete, "
+                  "consistent and physically plausible for the GPU it names, not that the run "
+                  "took place. Staff may ask you to re-run the lab.")
 MAX_REASONS_SHOWN = 12  # a hostile record can fail every rule; the first ones say enough
 
 
@@ -53,32 +58,40 @@ def _rank(verdict):
             verdict.readable)
 
 
-def lab_results(submission_dir):
+def lab_results(submission_dir, lang="en"):
     """``(tests, lab_info)``: the optional GPU-lab test (a list of one, or empty
     when the repository holds no record) and a JSON-able description of the
-    record behind it (``{}`` without one)."""
+    record behind it (``{}`` without one). ``lang``: the language of the test's
+    name and output; the description is always English (staff read it)."""
     submission = pathlib.Path(submission_dir).resolve()
     records = [(root, path) for root, path in _records(submission)
                if not _is_smoke_record(path, root)]
     if not records:
         return [], {}
-    verdicts = [(path, lab_check.check_file(path, root=root)) for root, path in records]
+    verdicts = [(path, lab_check.check_file(path, root=root, lang=None)) for root, path in records]
     path, verdict = max(verdicts, key=lambda item: _rank(item[1]))  # max keeps the first of ties
     name = plain_text(path.name, 120)
     earned = verdict.earns_credit
-    if earned:
-        output = f"{name}: earns the optional GPU credit.\n{SELF_REPORTED}"
+    test = TestResult(name=f"gpu_lab: {render(TITLE, lang)}", module="gpu_lab",
+                      max_score=LAB_POINTS, score=LAB_POINTS if earned else 0.0, passed=earned,
+                      output=_output(name, verdict, lang), visibility="visible", test_id="check_lab")
+    return [test], lab_info(name, verdict.rendered("en"))
+
+
+def _output(name, verdict, lang):
+    """The gpu_lab test's feedback: the verdict, one line per reason, and the self-report note."""
+    if verdict.earns_credit:
+        lines = [render(_("{file}: earns the optional GPU credit.", file=name), lang)]
     else:
         shown = verdict.reasons[:MAX_REASONS_SHOWN]
         more = len(verdict.reasons) - len(shown)
-        reasons = "\n".join(f"- {reason}" for reason in shown)
+        lines = [render(_("{file}: no GPU credit yet.", file=name), lang)]
+        lines += ["- " + render(reason, lang) for reason in shown]
         if more > 0:
-            reasons += f"\n- ... and {more} more (run python -m autograder check-lab on the record)"
-        output = f"{name}: no GPU credit yet.\n{reasons}\n{SELF_REPORTED}"
-    test = TestResult(name="gpu_lab: benchmark record earns optional credit", module="gpu_lab",
-                      max_score=LAB_POINTS, score=LAB_POINTS if earned else 0.0, passed=earned,
-                      output=output, visibility="visible", test_id="check_lab")
-    return [test], lab_info(name, verdict)
+            lines.append("- " + render(_("... and {count} more (run python -m autograder check-lab "
+                                         "on the record)", count=more), lang))
+    lines.append(render(SELF_REPORTED, lang))
+    return "\n".join(lines)
 
 
 def lab_info(file_name, verdict):

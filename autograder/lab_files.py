@@ -4,6 +4,9 @@ A record is read through :mod:`autograder.safe_files`: never through a symbolic 
 name or, below the repository root, in any folder on the way), only a regular file (a FIFO or a
 device is refused without blocking), at most :data:`MAX_RECORD_BYTES`. Its text is parsed as
 strict JSON: no NaN / Infinity, no number overflowing to infinity, no duplicate keys.
+
+What a student reads (a refusal, the reason JSON is not strict) is an :mod:`autograder.i18n`
+message, rendered when shown.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import stat
 from pathlib import Path
 
 from autograder import safe_files
+from autograder.i18n import _
 from autograder.lab_layout import RECORD_GLOB, RESULTS_RELATIVE_DIR
 
 # The lab writes about 5 KB (20 repeats); a thousand repeats stay far below this. The bound only
@@ -26,18 +30,23 @@ _DIR_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOL
 
 
 class StrictJSONError(ValueError):
-    pass
+    """Valid JSON that the lab never writes. ``message`` says why (an i18n message);
+    ``str()`` of the error is its English text."""
+
+    def __init__(self, message):
+        super().__init__(message.render("en"))
+        self.message = message
 
 
 def _reject_constant(name: str):
-    raise StrictJSONError(f"non-standard JSON constant {name} (NaN/Infinity are not allowed; "
-                          "write null for a non-finite value)")
+    raise StrictJSONError(_("non-standard JSON constant {name} (NaN/Infinity are not allowed; "
+                            "write null for a non-finite value)", name=name))
 
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise StrictJSONError(f"number {text[:40]} overflows to infinity")
+        raise StrictJSONError(_("number {number} overflows to infinity", number=text[:40]))
     return value
 
 
@@ -45,7 +54,7 @@ def _no_duplicate_keys(pairs):
     seen = {}
     for key, value in pairs:
         if key in seen:
-            raise StrictJSONError(f"duplicate key {key[:40]!r} in one object")
+            raise StrictJSONError(_("duplicate key {key} in one object", key=repr(key[:40])))
         seen[key] = value
     return seen
 
@@ -65,17 +74,24 @@ def read_record_bytes(path, root=None) -> bytes:
     return safe_files.read_regular(path, MAX_RECORD_BYTES)
 
 
-def refusal(path, error: safe_files.UnsafeFile) -> str:
-    """What a student or a TA reads when a record file is refused before it is parsed."""
+def refusal(path, error: safe_files.UnsafeFile):
+    """What a student or a TA reads when a record file is refused before it is parsed (a
+    message)."""
     if error.kind == "symlink":
-        return (f"refused {path}: it is a symbolic link, and lab records are never read through "
-                "a link; commit the record file itself")
+        return _("refused {path}: it is a symbolic link, and lab records are never read through a "
+                 "link; commit the record file itself", path=path)
     if error.kind == "not_regular":
-        return f"refused {path}: it is not a regular file (a folder, FIFO, socket or device)"
+        return _("refused {path}: it is not a regular file (a folder, FIFO, socket or device)",
+                 path=path)
     if error.kind == "too_large":
-        return (f"refused {path}: it is larger than {MAX_RECORD_BYTES} bytes; a lab record is a "
-                "few kilobytes")
-    return f"cannot read {path}: {safe_files.describe(error.kind, error.detail)}"
+        return _("refused {path}: it is larger than {limit} bytes; a lab record is a few kilobytes",
+                 path=path, limit=MAX_RECORD_BYTES)
+    if error.kind == "missing":
+        return _("cannot read {path}: no such file", path=path)
+    # The operating system's own words (e.g. "Permission denied") when it gave any.
+    detail = (str(error.detail)[:200] if error.kind == "unreadable" and error.detail
+              else safe_files.describe(error.kind, error.detail))
+    return _("cannot read {path}: {detail}", path=path, detail=detail)
 
 
 def find_records(root) -> list[Path]:

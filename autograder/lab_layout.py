@@ -8,12 +8,17 @@ with the right type and the fixed identifiers. Whether the numbers fit together 
 Everything here also serves the later stages: the constants, the number helpers and
 :func:`shown` / :func:`plain_text`, which every message uses to echo a student's value (a record
 is hostile input: a value may be megabytes long or carry terminal escape codes).
+
+Every problem is an :mod:`autograder.i18n` message (``_("...")``), rendered in the reader's
+language only when it is shown (:meth:`autograder.lab_check.LabVerdict.rendered`).
 """
 from __future__ import annotations
 
 import math
 import re
 from pathlib import Path
+
+from autograder.i18n import _
 
 RECORD_GLOB = "train-amp-backward_*.json"
 RESULTS_RELATIVE_DIR = Path("benchmarks/results/train_mixed_precision_backward")
@@ -82,6 +87,16 @@ def plain_text(value, limit: int = SHOWN_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def joined(items):
+    """One message listing ``items`` (messages or strings) separated by semicolons."""
+    items = list(items)
+    if not items:
+        return ""
+    if len(items) == 1:
+        return items[0]
+    return _("{first}; {rest}", first=items[0], rest=joined(items[1:]))
+
+
 def parse_capability(value):
     """``[major, minor]``, ``"major.minor"``, ``"sm_XY"`` or ``{major, minor}`` -> (major, minor)."""
     if isinstance(value, list) and len(value) == 2 and all(is_int(v) and v >= 0 for v in value):
@@ -118,51 +133,63 @@ PATH_SPEC = {"label": "str", "dtype": "str", "status": "str", "step_median_ms": 
              "successful_steps": "int>=0", "step_applied": "bool"}
 
 _KINDS = {
-    "str": (lambda v: isinstance(v, str) and v != "", "a non-empty string"),
-    "bool": (lambda v: isinstance(v, bool), "true or false"),
-    "int": (is_int, "an integer"),
-    "int>=0": (lambda v: is_int(v) and v >= 0, "an integer >= 0"),
-    "int>=1": (lambda v: is_int(v) and v >= 1, "an integer >= 1"),
-    "num>0": (lambda v: is_number(v) and v > 0, "a finite number > 0"),
-    "num>=0": (lambda v: is_number(v) and v >= 0, "a finite number >= 0"),
+    "str": (lambda v: isinstance(v, str) and v != "", _("a non-empty string")),
+    "bool": (lambda v: isinstance(v, bool), _("true or false")),
+    "int": (is_int, _("an integer")),
+    "int>=0": (lambda v: is_int(v) and v >= 0, _("an integer >= 0")),
+    "int>=1": (lambda v: is_int(v) and v >= 1, _("an integer >= 1")),
+    "num>0": (lambda v: is_number(v) and v > 0, _("a finite number > 0")),
+    "num>=0": (lambda v: is_number(v) and v >= 0, _("a finite number >= 0")),
 }
 
 
-def check_value(where: str, value, kind: str, problems: list[str]) -> None:
+def check_value(where: str, value, kind: str, problems: list) -> None:
     """kind: one of _KINDS, with a trailing ``?`` when null is allowed."""
     optional = kind.endswith("?")
     base = kind.rstrip("?")
+    ok, expected = _KINDS[base]
     if value is None:
         if not optional:
-            problems.append(f"{where} is null; expected {base}")
+            problems.append(_("{where} is null; expected {expected}", where=where, expected=expected))
         return
-    ok, expected = _KINDS[base]
     if not ok(value):
-        problems.append(f"{where} is {shown(value)}; expected {expected}{' or null' if optional else ''}")
+        if optional:
+            problems.append(_("{where} is {value}; expected {expected} or null", where=where,
+                              value=shown(value), expected=expected))
+        else:
+            problems.append(_("{where} is {value}; expected {expected}", where=where,
+                              value=shown(value), expected=expected))
 
 
-def _check_object(where: str, obj, spec: dict, problems: list[str]) -> None:
+def _missing(key: str):
+    return _("missing key {key}", key=key)
+
+
+def _check_object(where: str, obj, spec: dict, problems: list) -> None:
     if not isinstance(obj, dict):
-        problems.append(f"{where} is {type(obj).__name__}; expected an object")
+        problems.append(_("{where} is {type}; expected an object", where=where,
+                          type=type(obj).__name__))
         return
     for key, kind in spec.items():
         if key not in obj:
-            problems.append(f"missing key {where}.{key}")
+            problems.append(_missing(f"{where}.{key}"))
         else:
             check_value(f"{where}.{key}", obj[key], kind, problems)
 
 
-def layout_problems(record) -> list[str]:
-    """Missing keys, wrong types and wrong identifiers; empty when the layout is complete."""
+def layout_problems(record) -> list:
+    """Missing keys, wrong types and wrong identifiers (messages); empty when the layout is
+    complete."""
     if not isinstance(record, dict):
-        return [f"the record is {type(record).__name__}; expected a JSON object"]
-    problems = [f"missing key {key}" for key in TOP_KEYS if key not in record]
+        return [_("the record is {type}; expected a JSON object", type=type(record).__name__)]
+    problems = [_missing(key) for key in TOP_KEYS if key not in record]
     if problems:
         return problems
     for key, expected in (("schema_version", SCHEMA_VERSION), ("semantic_id", SEMANTIC_ID),
                           ("profile_id", PROFILE_ID)):
         if record[key] != expected:
-            problems.append(f"{key} is {shown(record[key])}; expected {expected!r}")
+            problems.append(_("{key} is {value}; expected {expected}", key=key,
+                              value=shown(record[key]), expected=repr(expected)))
     check_value("run_label", record["run_label"], "str", problems)
     _check_object("model", record["model"], MODEL_SPEC, problems)
     _check_object("workload", record["workload"], WORKLOAD_SPEC, problems)
@@ -173,51 +200,55 @@ def layout_problems(record) -> list[str]:
         _check_hardware_extras(record["hardware"], problems)
     metrics = record["metrics"]
     if not isinstance(metrics, dict):
-        problems.append("metrics is not an object")
+        problems.append(_("metrics is not an object"))
     else:
         for name in PATH_NAMES:
             if name not in metrics:
-                problems.append(f"missing key metrics.{name}")
+                problems.append(_missing(f"metrics.{name}"))
             else:
                 _check_object(f"metrics.{name}", metrics[name], PATH_SPEC, problems)
                 _check_path_extras(f"metrics.{name}", metrics[name], problems)
     failure = record["failure"]
     if failure is not None:
         if not isinstance(failure, dict):
-            problems.append("failure must be null or an object with type and message")
+            problems.append(_("failure must be null or an object with type and message"))
         else:
             check_value("failure.type", failure.get("type"), "str", problems)
             check_value("failure.message", failure.get("message"), "str", problems)
     if record["evidence_level"] not in EVIDENCE_DEVICE:
-        problems.append(f"evidence_level is {shown(record['evidence_level'])}; expected one of "
-                        f"{sorted(EVIDENCE_DEVICE)}")
+        problems.append(_("evidence_level is {value}; expected one of {choices}",
+                          value=shown(record["evidence_level"]),
+                          choices=", ".join(repr(level) for level in sorted(EVIDENCE_DEVICE))))
     if record["decision"] not in ("accept", "reject"):
-        problems.append(f"decision is {shown(record['decision'])}; expected 'accept' or 'reject'")
+        problems.append(_("decision is {value}; expected 'accept' or 'reject'",
+                          value=shown(record["decision"])))
     return problems
 
 
-def _check_hardware_extras(hardware: dict, problems: list[str]) -> None:
+def _check_hardware_extras(hardware: dict, problems: list) -> None:
     if "capability" not in hardware:
-        problems.append("missing key hardware.capability")
+        problems.append(_missing("hardware.capability"))
     elif hardware["capability"] is not None and parse_capability(hardware["capability"]) is None:
-        problems.append(f"hardware.capability is {shown(hardware['capability'])}; "
-                        "expected [major, minor], 'major.minor', {major, minor} or null")
+        problems.append(_("hardware.capability is {value}; expected {forms} or null",
+                          value=shown(hardware["capability"]),
+                          forms="[major, minor], 'major.minor', {major, minor}"))
     device = hardware.get("device")
     if isinstance(device, str) and device not in ("cuda", "cpu"):
-        problems.append(f"hardware.device is {shown(device)}; expected 'cuda' or 'cpu'")
+        problems.append(_("hardware.device is {value}; expected 'cuda' or 'cpu'", value=shown(device)))
 
 
-def _check_workload_extras(workload: dict, problems: list[str]) -> None:
+def _check_workload_extras(workload: dict, problems: list) -> None:
     dtype = workload.get("candidate_dtype")
     if isinstance(dtype, str) and dtype not in ("float16", "bfloat16"):
-        problems.append(f"workload.candidate_dtype is {shown(dtype)}; expected 'float16' or 'bfloat16'")
+        problems.append(_("workload.candidate_dtype is {value}; expected 'float16' or 'bfloat16'",
+                          value=shown(dtype)))
     prompts = workload.get("prompts", None)
     if "prompts" not in workload:
-        problems.append("missing key workload.prompts")
+        problems.append(_missing("workload.prompts"))
     elif not (isinstance(prompts, list) and prompts and all(isinstance(p, str) and p for p in prompts)):
-        problems.append("workload.prompts must be a non-empty list of non-empty strings")
+        problems.append(_("workload.prompts must be a non-empty list of non-empty strings"))
     if "seq_len" in workload and is_int(workload["seq_len"]) and workload["seq_len"] < 2:
-        problems.append("workload.seq_len must be at least 2 for a causal LM loss")
+        problems.append(_("workload.seq_len must be at least 2 for a causal LM loss"))
     # Optional settings the chapter fixes in code; checked only when present.
     if "growth_interval" in workload:
         check_value("workload.growth_interval", workload["growth_interval"], "int>=1", problems)
@@ -226,21 +257,23 @@ def _check_workload_extras(workload: dict, problems: list[str]) -> None:
     if "backoff_factor" in workload:
         factor = workload["backoff_factor"]
         if not (is_number(factor) and 0 < factor < 1):
-            problems.append(f"workload.backoff_factor is {shown(factor)}; expected a number in (0, 1)")
+            problems.append(_("workload.backoff_factor is {value}; expected a number in (0, 1)",
+                              value=shown(factor)))
 
 
-def _check_path_extras(where: str, path, problems: list[str]) -> None:
+def _check_path_extras(where: str, path, problems: list) -> None:
     """Fields the lab adds beyond the chapter: optional, but typed when present."""
     if not isinstance(path, dict):
         return
     status = path.get("status")
     if isinstance(status, str) and status not in ("measured", "failed_to_stabilize"):
-        problems.append(f"{where}.status is {shown(status)}; expected 'measured' or "
-                        "'failed_to_stabilize'")
+        problems.append(_("{where}.status is {value}; expected 'measured' or 'failed_to_stabilize'",
+                          where=where, value=shown(status)))
     if "step_times_ms" in path:
         times = path["step_times_ms"]
         if not (isinstance(times, list) and all(is_number(t) and t > 0 for t in times)):
-            problems.append(f"{where}.step_times_ms must be a list of finite positive numbers")
+            problems.append(_("{where}.step_times_ms must be a list of finite positive numbers",
+                              where=where))
     for key in ("tokens_per_second", "achieved_tflops"):
         if key in path:
             check_value(f"{where}.{key}", path[key], "num>0?", problems)

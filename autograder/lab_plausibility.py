@@ -18,9 +18,11 @@ records (no credit, and a reason naming the figure):
   ``learning_rate x max_norm`` (the clipped gradient's norm bounds each of its elements).
 
 Passing says a record is possible, not that it was measured: lab records are self-reported.
+Problems and notes are :mod:`autograder.i18n` messages, rendered when shown.
 """
 from __future__ import annotations
 
+from autograder.i18n import _
 from autograder.lab_gpu_specs import FASTEST_KNOWN, GpuSpec, lookup
 from autograder.lab_layout import (
     MODEL_ID,
@@ -52,7 +54,7 @@ UPDATE_REL_SLACK = 0.01
 UPDATE_ABS_SLACK = 1e-6
 
 
-def plausibility(record: dict) -> tuple[list[str], list[str]]:
+def plausibility(record: dict) -> tuple[list, list]:
     """(problems, notes) for a consistent record: problems make it impossible, notes say how
     each figure compares with its physical bound."""
     problems, notes = [], []
@@ -62,10 +64,10 @@ def plausibility(record: dict) -> tuple[list[str], list[str]]:
         return problems, notes
     spec, laptop = lookup(hardware["name"])
     if spec is None:
-        notes.append(f"unknown GPU {plain_text(hardware['name'], 40)!s}, checked against the "
-                     "fastest known")
+        notes.append(_("unknown GPU {gpu}, checked against the fastest known",
+                       gpu=plain_text(hardware["name"], 40)))
     elif laptop:
-        notes.append(f"laptop GPU, checked against the desktop {spec.label}'s figures")
+        notes.append(_("laptop GPU, checked against the desktop {gpu}'s figures", gpu=spec.label))
     problems += _capability_problems(hardware, spec)
     problems += _total_memory_problems(hardware, spec, laptop, notes)
     if record["model"]["id"] == MODEL_ID:
@@ -75,8 +77,10 @@ def plausibility(record: dict) -> tuple[list[str], list[str]]:
     return problems, notes
 
 
-def _possessive(spec: GpuSpec) -> str:
-    return f"the {spec.label}'s"
+def _possessive(spec: GpuSpec):
+    if spec is FASTEST_KNOWN:
+        return _("the fastest known GPU's")
+    return _("the {gpu}'s", gpu=spec.label)
 
 
 # --------------------------------------------------------------------------- compute
@@ -85,40 +89,44 @@ def step_flops(workload: dict) -> float:
     return 6.0 * QWEN_PARAMETERS * workload["batch_size"] * workload["seq_len"]
 
 
-def _compute_problems(record: dict, spec: GpuSpec, notes: list[str]) -> list[str]:
+def _compute_problems(record: dict, spec: GpuSpec, notes: list) -> list:
     workload = record["workload"]
     tokens = workload["batch_size"] * workload["seq_len"]
     flops = step_flops(workload)
     half = "BF16" if workload["candidate_dtype"] == "bfloat16" else "FP16"
     problems = []
-    for name, kind, peak in (("baseline", "FP32/TF32", spec.fp32_path_peak),
-                             ("candidate", f"{half} dense tensor", spec.half_path_peak)):
+    for name, kind, peak in (("baseline", _("FP32/TF32 peak"), spec.fp32_path_peak),
+                             ("candidate", _("{precision} dense tensor peak", precision=half),
+                              spec.half_path_peak)):
         path = record["metrics"][name]
         median = path["step_median_ms"]
         if median is None:
             continue
         achieved = flops / median / 1e9  # TFLOP/s
-        notes.append(f"{name}: {achieved:.3g} TFLOP/s, {100 * achieved / peak:.1f}% of "
-                     f"{_possessive(spec)} {kind} peak ({peak:g} TFLOP/s)")
+        notes.append(_("{path}: {achieved:.3g} TFLOP/s, {percent:.1f}% of {owner} {kind} "
+                       "({peak:g} TFLOP/s)", path=name, achieved=achieved,
+                       percent=100 * achieved / peak, owner=_possessive(spec), kind=kind, peak=peak))
         fastest, field = median, "step_median_ms"
         times = path.get("step_times_ms") or []
         if times and min(times) < fastest:
             fastest, field = min(times), "step_times_ms"
         floor_ms = flops / (COMPUTE_MARGIN * peak * 1e12) * 1000.0
         if fastest < floor_ms:
-            problems.append(
-                f"metrics.{name}.{field}: a {fastest:g} ms step is faster than "
-                f"{'the ' + spec.label if spec is not FASTEST_KNOWN else 'any known GPU'} can "
-                f"compute it: one step of {MODEL_ID} is 6 x {QWEN_PARAMETERS:,} parameters x "
-                f"{tokens} tokens = {flops:.3g} FLOPs, which takes at least {floor_ms:.3g} ms "
-                f"even at {COMPUTE_MARGIN:g}x {_possessive(spec)} {kind} peak of {peak:g} TFLOP/s. "
-                "Commit the record the lab wrote, unedited")
+            device = _("any known GPU") if spec is FASTEST_KNOWN else _("the {gpu}", gpu=spec.label)
+            problems.append(_(
+                "metrics.{path}.{field}: a {step:g} ms step is faster than {device} can compute it: "
+                "one step of {model} is 6 x {parameters:,} parameters x {tokens} tokens = "
+                "{flops:.3g} FLOPs, which takes at least {floor:.3g} ms even at {margin:g}x {owner} "
+                "{kind} of {peak:g} TFLOP/s. Commit the record the lab wrote, unedited",
+                path=name, field=field, step=fastest, device=device, model=MODEL_ID,
+                parameters=QWEN_PARAMETERS, tokens=tokens, flops=flops, floor=floor_ms,
+                margin=COMPUTE_MARGIN, owner=_possessive(spec), kind=kind, peak=peak))
     return problems
 
 
 # --------------------------------------------------------------------------- memory
 
-def _memory_floor_problems(record: dict, notes: list[str]) -> list[str]:
+def _memory_floor_problems(record: dict, notes: list) -> list:
     problems, peaks = [], []
     for name in PATH_NAMES:
         peak = record["metrics"][name]["peak_allocated_mb"]
@@ -126,24 +134,28 @@ def _memory_floor_problems(record: dict, notes: list[str]) -> list[str]:
             continue
         peaks.append(f"{peak:.0f}")
         if peak < QWEN_FP32_WEIGHTS_MB:
-            problems.append(f"metrics.{name}.peak_allocated_mb {peak:.1f} is below the "
-                            f"{QWEN_FP32_WEIGHTS_MB:.0f} MiB that {MODEL_ID}'s FP32 weights alone "
-                            "occupy: not a run of this model")
+            problems.append(_("metrics.{path}.peak_allocated_mb {peak:.1f} is below the {floor:.0f} "
+                              "MiB that {model}'s FP32 weights alone occupy: not a run of this model",
+                              path=name, peak=peak, floor=QWEN_FP32_WEIGHTS_MB, model=MODEL_ID))
         elif peak < QWEN_FP32_WEIGHTS_AND_GRADS_MB:
-            problems.append(f"metrics.{name}.peak_allocated_mb {peak:.1f} is below the "
-                            f"{QWEN_FP32_WEIGHTS_AND_GRADS_MB:.0f} MiB that {MODEL_ID}'s FP32 "
-                            "weights and gradients occupy: not a run of this model")
+            problems.append(_("metrics.{path}.peak_allocated_mb {peak:.1f} is below the {floor:.0f} "
+                              "MiB that {model}'s FP32 weights and gradients occupy: not a run of "
+                              "this model", path=name, peak=peak, floor=QWEN_FP32_WEIGHTS_AND_GRADS_MB,
+                              model=MODEL_ID))
     if peaks and not problems:
-        notes.append(f"peaks {' / '.join(peaks)} MiB hold the {QWEN_FP32_WEIGHTS_AND_GRADS_MB:.0f} "
-                     "MiB of FP32 weights and gradients")
+        notes.append(_("peaks {peaks} MiB hold the {floor:.0f} MiB of FP32 weights and gradients",
+                       peaks=" / ".join(peaks), floor=QWEN_FP32_WEIGHTS_AND_GRADS_MB))
     return problems
 
 
-def _sizes(spec: GpuSpec) -> str:
-    return " or ".join(f"{size:g}" for size in spec.memory_gb) + " GB"
+def _sizes(spec: GpuSpec):
+    sizes = [f"{size:g}" for size in spec.memory_gb]
+    if len(sizes) == 1:
+        return f"{sizes[0]} GB"
+    return _("{sizes} or {last} GB", sizes=", ".join(sizes[:-1]), last=sizes[-1])
 
 
-def _total_memory_problems(hardware: dict, spec, laptop: bool, notes: list[str]) -> list[str]:
+def _total_memory_problems(hardware: dict, spec, laptop: bool, notes: list) -> list:
     total = hardware["total_memory_mb"]
     if not is_number(total) or total <= 0:
         return []  # the consistency stage already refused it
@@ -151,38 +163,43 @@ def _total_memory_problems(hardware: dict, spec, laptop: bool, notes: list[str])
     bound = FASTEST_KNOWN if spec is None or laptop else spec
     high = max(bound.memory_gb) * 1024.0 * MEMORY_HIGH_SLACK
     if total > high:
-        owner = f"any {spec.label} board ({_sizes(spec)})" if bound is spec else "any known GPU"
-        return [f"hardware.total_memory_mb {total:g} ({gib:.1f} GiB) is more memory than {owner} has"]
+        if bound is spec:
+            return [_("hardware.total_memory_mb {total:g} ({gib:.1f} GiB) is more memory than any "
+                      "{gpu} board ({sizes}) has", total=total, gib=gib, gpu=spec.label,
+                      sizes=_sizes(spec))]
+        return [_("hardware.total_memory_mb {total:g} ({gib:.1f} GiB) is more memory than any "
+                  "known GPU has", total=total, gib=gib)]
     if bound is not spec:
         return []
     low = min(spec.memory_gb) * 1024.0 * MEMORY_LOW_FRACTION
     if total < low and not spec.partitioned:
-        problem = (f"hardware.total_memory_mb {total:g} ({gib:.1f} GiB) is less than any "
-                   f"{spec.label} board has ({_sizes(spec)})")
-        return [problem]
+        return [_("hardware.total_memory_mb {total:g} ({gib:.1f} GiB) is less than any {gpu} board "
+                  "has ({sizes})", total=total, gib=gib, gpu=spec.label, sizes=_sizes(spec))]
     if total < low:
-        notes.append(f"{gib:.1f} GiB is less than a whole {spec.label} ({_sizes(spec)}): "
-                     "a MIG or vGPU slice")
+        notes.append(_("{gib:.1f} GiB is less than a whole {gpu} ({sizes}): a MIG or vGPU slice",
+                       gib=gib, gpu=spec.label, sizes=_sizes(spec)))
     else:
-        notes.append(f"total memory {gib:.1f} GiB fits the {spec.label} ({_sizes(spec)})")
+        notes.append(_("total memory {gib:.1f} GiB fits the {gpu} ({sizes})", gib=gib,
+                       gpu=spec.label, sizes=_sizes(spec)))
     return []
 
 
-def _capability_problems(hardware: dict, spec) -> list[str]:
+def _capability_problems(hardware: dict, spec) -> list:
     capability = parse_capability(hardware["capability"])
     if spec is None or spec.capability is None or capability is None:
         return []
     if tuple(capability) != spec.capability:
-        problem = (f"hardware.capability {capability[0]}.{capability[1]} is not the {spec.label}'s "
-                   f"compute capability ({spec.capability[0]}.{spec.capability[1]}): torch reports "
-                   "the name and the capability of one and the same GPU")
-        return [problem]
+        reported = "{}.{}".format(*capability)
+        expected = "{}.{}".format(*spec.capability)
+        return [_("hardware.capability {reported} is not the {gpu}'s compute capability "
+                  "({expected}): torch reports the name and the capability of one and the same GPU",
+                  reported=reported, gpu=spec.label, expected=expected)]
     return []
 
 
 # --------------------------------------------------------------------------- model and update
 
-def _model_size_problems(record: dict) -> list[str]:
+def _model_size_problems(record: dict) -> list:
     measurement = record.get("measurement")
     if not isinstance(measurement, dict):
         return []
@@ -190,25 +207,27 @@ def _model_size_problems(record: dict) -> list[str]:
     count = measurement.get("parameter_count")
     if count is not None and count != QWEN_PARAMETERS:
         shown_count = f"{count:,}" if is_int(count) else plain_text(count, 30)
-        problems.append(f"measurement.parameter_count {shown_count} is not {MODEL_ID}'s "
-                        f"{QWEN_PARAMETERS:,}")
+        problems.append(_("measurement.parameter_count {count} is not {model}'s {parameters:,}",
+                          count=shown_count, model=MODEL_ID, parameters=QWEN_PARAMETERS))
     flops = measurement.get("flops_per_step_estimate")
     expected = step_flops(record["workload"])
     if flops is not None and count in (None, QWEN_PARAMETERS) and not (
             is_number(flops) and close(flops, expected, rel=1e-3)):
-        problems.append(f"measurement.flops_per_step_estimate {plain_text(flops, 30)} is not "
-                        f"6 x {QWEN_PARAMETERS:,} x tokens = {expected:.4g}")
+        problems.append(_("measurement.flops_per_step_estimate {flops} is not 6 x {parameters:,} x "
+                          "tokens = {expected:.4g}", flops=plain_text(flops, 30),
+                          parameters=QWEN_PARAMETERS, expected=expected))
     return problems
 
 
-def _update_size_problems(record: dict) -> list[str]:
+def _update_size_problems(record: dict) -> list:
     workload = record["workload"]
     limit = workload["learning_rate"] * settings(workload)["max_grad_norm"]
     problems = []
     for name in ("baseline", "candidate"):
         delta = record["metrics"][name]["parameter_delta_max"]
         if delta is not None and delta > limit * (1 + UPDATE_REL_SLACK) + UPDATE_ABS_SLACK:
-            problems.append(f"metrics.{name}.parameter_delta_max {delta:g} is larger than one SGD "
-                            f"step can move a weight: learning_rate x max_grad_norm = {limit:g} "
-                            "(gradients are clipped to that norm before the step)")
+            problems.append(_("metrics.{path}.parameter_delta_max {delta:g} is larger than one SGD "
+                              "step can move a weight: learning_rate x max_grad_norm = {limit:g} "
+                              "(gradients are clipped to that norm before the step)",
+                              path=name, delta=delta, limit=limit))
     return problems

@@ -6,19 +6,21 @@ with points, visibility, the module tag and feedback built from the test's
 hint and the failure -- never from a hidden test's source or its expected values.
 """
 import os
+import re
 import sys
 import time
 import zlib
 
 import pytest
 
+from autograder import MODULES
+from autograder.i18n import _
 from autograder.judge import Mistake, StudentCodeFailed
 from autograder.results import TestResult
 from autograder.sandbox.client import Sandbox
 from autograder.static_checks import find_delegation
 from autograder.submission import source_of
 
-_MAX_OUTPUT = 2500
 
 
 def per_test_seed(run_seed, nodeid):
@@ -32,16 +34,26 @@ def _marker_value(item, name, default=None):
 
 
 def _title(item):
-    doc = (item.function.__doc__ or "").strip().splitlines()
-    return doc[0].strip().rstrip(".") if doc else item.name.replace("test_", "", 1).replace("_", " ")
+    """The test's name as students read it: its docstring's first line, a catalog id."""
+    doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
+    return _(doc[0].strip().rstrip(".")) if doc else item.name.replace("test_", "", 1).replace("_", " ")
+
+
+def not_implemented_todo(error):
+    """The TODO number of a stub's ``NotImplementedError('TODO n: ...')`` (0 otherwise)."""
+    if error is None or error.kind != "exception" or error.type != "NotImplementedError":
+        return 0
+    found = re.match(r"\s*TODO\s+(\d+)\b", error.message or "")
+    return _todo(int(found.group(1))) if found else 0
 
 
 class GradingPlugin:
     """``sandboxes``: module name -> :class:`~autograder.sandbox.client.Sandbox`
     (the engine made them; the plugin never starts a process itself)."""
 
-    def __init__(self, sandboxes, run_seed):
+    def __init__(self, sandboxes, run_seed, modules=None):
         self._sandboxes = dict(sandboxes)
+        self.modules = set(modules) if modules else None  # --module: grade only these
         self.run_seed = run_seed
         self.results = []
         self.collection_errors = []
@@ -73,11 +85,21 @@ class GradingPlugin:
         found = find_delegation(submission_source)
         if found:
             line, what = found
-            raise Mistake(f"loss_scaler.py line {line} uses {what}. Module 2 must be built by hand "
-                          f"(no torch.amp.GradScaler, torch.cuda.amp/torch.cpu.amp scalers or "
-                          f"torch._amp_* ops), so it earns no points until that is removed.")
+            raise Mistake(_("loss_scaler.py line {line} uses {what}. Module 2 must be built by hand "
+                            "(no torch.amp.GradScaler, torch.cuda.amp/torch.cpu.amp scalers or "
+                            "torch._amp_* ops), so it earns no points until that is removed.",
+                            line=line, what=what))
 
     # -- hooks --------------------------------------------------------------
+    def pytest_collection_modifyitems(self, config, items):
+        if self.modules is None:
+            return
+        chosen = [item for item in items if _marker_value(item, "module") in self.modules]
+        dropped = [item for item in items if item not in chosen]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = chosen
+
     def pytest_collectreport(self, report):
         if report.failed:
             self.collection_errors.append(report.nodeid or "collection")
@@ -96,39 +118,56 @@ class GradingPlugin:
     def _record(self, item, report, call):
         module = _marker_value(item, "module") or "grader"
         visible = _marker_value(item, "visibility", "hidden") == "visible"
-        points = float(_marker_value(item, "points", 1))
-        hint = _marker_value(item, "hint", "")
+        # A test that names no exercise module (e.g. a suite file replaced by a
+        # student) is reported but worth nothing.
+        points = _points(_marker_value(item, "points", 1)) if module in MODULES else 0.0
+        todo = _todo(_marker_value(item, "todo", 0))
         passed = report.passed
         if not passed and os.environ.get("AUTOGRADER_DEBUG"):
             print(f"--- {item.nodeid}\n{report.longreprtext}", file=sys.__stderr__)
-        output = "Passed." if passed else self._feedback(item, call, hint, visible, module)
-        self.results.append(TestResult(
-            name=f"{module}: {_title(item)}", module=module, max_score=points,
-            score=points if passed else 0.0, passed=passed, output=output[:_MAX_OUTPUT],
-            visibility="visible" if visible else "hidden", test_id=item.nodeid.split("::")[-1],
-            duration=round(time.monotonic() - self._started.get(item.nodeid, time.monotonic()), 3)))
+        result = TestResult(
+            name=_title(item), module=module, max_score=points, score=points if passed else 0.0,
+            passed=passed, output="", visibility="visible" if visible else "hidden",
+            test_id=item.nodeid.split("::")[-1], todo=todo, blamed=0 if passed else todo,
+            hint=_marker_value(item, "hint", None),
+            duration=round(time.monotonic() - self._started.get(item.nodeid, time.monotonic()), 3))
+        if not passed:
+            self._failure(result, call, visible)
+        self.results.append(result)
 
     @staticmethod
-    def _feedback(item, call, hint, visible, module):
+    def _failure(result, call, visible):
+        """Fill in what went wrong (``detail``), the error behind it and the TODO it points at."""
         excinfo = call.excinfo
-        lines = [hint] if hint else []
         if excinfo is None:
-            lines.append("The test did not complete.")
+            result.detail = _("The test did not complete.")
         elif isinstance(excinfo.value, StudentCodeFailed):
-            error = excinfo.value.error
-            lines.append(error.describe(f"{module}.py"))
-            if error.traceback:
-                lines.append("Traceback (your code only):\n" + error.traceback.strip())
+            result.error = excinfo.value.error
+            unwritten = not_implemented_todo(result.error)
+            if unwritten:
+                result.blamed = unwritten
         elif isinstance(excinfo.value, Mistake):
-            lines.append(str(excinfo.value))
+            result.detail = excinfo.value.message
+            if _todo(excinfo.value.todo):
+                result.blamed = _todo(excinfo.value.todo)
         elif excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
-            lines.append("The test ran out of time.")
+            result.detail = _("The test ran out of time.")
         elif visible and isinstance(excinfo.value, AssertionError):
-            lines.append(str(excinfo.value))
+            result.detail = str(excinfo.value)
         else:
             # A bug on our side or an input the checks did not expect: say so,
             # without the test's code or values.
-            lines.append(f"The grader could not check this result ({excinfo.typename}). "
-                         f"If your code looks right, tell the course staff the seed of this run.")
-        return "\n".join(lines)
+            result.detail = _("The grader could not check this result ({kind}). If your code looks right, "
+                              "tell the course staff the seed of this run.", kind=excinfo.typename)
 
+
+def _points(value):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 1.0
+    return number if number == number and 0 <= number < 1000 else 1.0
+
+
+def _todo(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 100 else 0

@@ -3,6 +3,7 @@ summary, class CSV) is a view of a :class:`GradeReport`, so they cannot disagree
 from dataclasses import asdict, dataclass, field
 
 from autograder import MODULES
+from autograder.i18n import text as t
 
 OPTIONAL_MODULES = ("gpu_lab",)
 
@@ -18,6 +19,13 @@ class TestResult:
     visibility: str = "hidden"   # 'visible' or 'hidden'
     test_id: str = ""
     duration: float = 0.0
+    # What the diagnosis needs (autograder.feedback); none of it leaves the judge
+    # except through ``output`` and ``extra_data.diagnosis``.
+    todo: int = 0          # the TODO this test exercises (0: none)
+    blamed: int = 0        # the TODO its failure points at (0: none)
+    hint: object = field(default=None, repr=False, compare=False)
+    detail: object = field(default=None, repr=False, compare=False)
+    error: object = field(default=None, repr=False, compare=False)   # sandbox StudentError
 
     def to_gradescope(self):
         return {"name": self.name, "score": _number(self.score), "max_score": _number(self.max_score),
@@ -27,6 +35,16 @@ class TestResult:
 
 def _number(value):
     return int(value) if float(value).is_integer() else round(float(value), 4)
+
+
+def _diagnosis(value):
+    """extra_data.diagnosis read back: only well-formed entries."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(module): {"todo": entry["todo"], "test": str(entry.get("test", "")),
+                          "message": str(entry.get("message", ""))}
+            for module, entry in value.items()
+            if isinstance(entry, dict) and isinstance(entry.get("todo"), int)}
 
 
 def _float(value):
@@ -52,6 +70,10 @@ class GradeReport:
     isolation: dict = field(default_factory=dict)
     # The optional GPU-lab record behind the gpu_lab test (autograder.lab_credit), or {}.
     lab: dict = field(default_factory=dict)
+    # module -> {"todo": int, "test": str, "message": str}: the first thing to fix
+    # in each module that lost points (autograder.feedback); absent at full marks.
+    diagnosis: dict = field(default_factory=dict)
+    lang: str = "en"
 
     @property
     def score(self):
@@ -77,31 +99,35 @@ class GradeReport:
     def to_gradescope(self):
         visible_passed, visible_total = self.count("visible")
         hidden_passed, hidden_total = self.count("hidden")
-        summary = (f"Visible tests passed: {visible_passed}/{visible_total}. "
-                   f"Hidden tests passed: {hidden_passed}/{hidden_total}.")
+        summary = t("Visible tests passed: {visible_passed}/{visible_total}. Hidden tests passed: "
+                       "{hidden_passed}/{hidden_total}.", self.lang, visible_passed=visible_passed,
+                       visible_total=visible_total, hidden_passed=hidden_passed, hidden_total=hidden_total)
         return {
             "score": _number(self.score), "max_score": _number(self.max_score),
-            "output": "\n".join([summary] + self.notes + [f"Warning: {flag}" for flag in self.flags]),
+            "output": "\n".join([summary] + self.notes
+                                + [t("Warning: {flag}", self.lang, flag=flag) for flag in self.flags]),
             "execution_time": round(self.duration, 2),
             "tests": [test.to_gradescope() for test in self.tests],
             "extra_data": {"seed": self.seed, "submission": self.submission, "flags": self.flags,
                            "modules": {m: {"score": _number(s), "max_score": _number(x)}
                                        for m, (s, x) in self.by_module().items()},
-                           "isolation": self.isolation, "lab": self.lab, "notes": self.notes},
+                           "isolation": self.isolation, "lab": self.lab, "notes": self.notes,
+                           "diagnosis": self.diagnosis, "lang": self.lang},
         }
 
     @classmethod
     def from_gradescope(cls, data):
-        tests = [TestResult(name=str(t.get("name", "?")), module=str((t.get("tags") or ["?"])[0]),
-                            max_score=_float(t.get("max_score")), score=_float(t.get("score")),
-                            passed=t.get("status") == "passed", output=str(t.get("output", "")),
-                            visibility=t.get("visibility", "hidden"), test_id=str(t.get("test_id", "")))
-                 for t in data.get("tests", []) if isinstance(t, dict)]
+        tests = [TestResult(name=str(item.get("name", "?")), module=str((item.get("tags") or ["?"])[0]),
+                            max_score=_float(item.get("max_score")), score=_float(item.get("score")),
+                            passed=item.get("status") == "passed", output=str(item.get("output", "")),
+                            visibility=item.get("visibility", "hidden"), test_id=str(item.get("test_id", "")))
+                 for item in data.get("tests", []) if isinstance(item, dict)]
         extra = data.get("extra_data", {})
         return cls(tests=tests, seed=extra.get("seed", 0), submission=extra.get("submission", ""),
                    notes=[str(note) for note in extra.get("notes") or []],
                    duration=data.get("execution_time", 0.0), flags=list(extra.get("flags", [])),
-                   isolation=dict(extra.get("isolation") or {}), lab=dict(extra.get("lab") or {}))
+                   isolation=dict(extra.get("isolation") or {}), lab=dict(extra.get("lab") or {}),
+                   diagnosis=_diagnosis(extra.get("diagnosis")), lang=str(extra.get("lang") or "en"))
 
     def as_dict(self):
         return asdict(self)

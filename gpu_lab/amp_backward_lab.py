@@ -20,6 +20,15 @@ Run modes:
             ``transformers`` config and a byte encoding of the prompt (no download).
   real_gpu  the chapter's experiment on CUDA with Qwen/Qwen2.5-0.5B.
 
+Where the model comes from (real_gpu, or cpu_smoke with --model-path):
+  * by default the Hugging Face Hub id Qwen/Qwen2.5-0.5B, at --model-revision, resolved to an
+    immutable commit. huggingface_hub reads the HF_ENDPOINT environment variable, so a mirror
+    works without any change here: HF_ENDPOINT=https://hf-mirror.com python gpu_lab/...;
+  * --model-path DIR: a checkpoint folder downloaded elsewhere (e.g. `modelscope download
+    --model Qwen/Qwen2.5-0.5B --local_dir DIR`, or `hf download ... --local-dir DIR`). Nothing is
+    downloaded; the record's model block says so (resolution_source "local_path...", the folder
+    and the sha256 of its weight files).
+
 This script is standalone: it imports nothing from the rest of the repository and writes only
 into its output folder.
 """
@@ -30,6 +39,7 @@ import contextlib
 import copy
 import datetime
 import gc
+import hashlib
 import importlib.util
 import json
 import math
@@ -53,6 +63,23 @@ PROBE_SUFFIX = "self_attn.q_proj.weight"
 EVIDENCE_REAL = "real_model_mechanism_benchmark"
 EVIDENCE_SMOKE = "cpu_smoke_mechanism_check"
 FALLBACK_SEQ_LEN = 64  # the chapter's first remedy when memory runs out
+# Qwen2.5-0.5B's architecture as its config.json states it: a --model-path checkpoint with
+# these values is recorded under MODEL_ID, any other as "local:<folder name>".
+QWEN_ARCHITECTURE = {
+    "model_type": "qwen2",
+    "hidden_size": 896,
+    "intermediate_size": 4864,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 14,
+    "num_key_value_heads": 2,
+    "vocab_size": 151936,
+}
+WEIGHT_SUFFIXES = (".safetensors", ".bin")
+LOCAL_FOLDER_HINT = (
+    "point --model-path at the folder holding config.json, the weights (*.safetensors) and the "
+    "tokenizer files, as `modelscope download --model Qwen/Qwen2.5-0.5B --local_dir DIR` or "
+    "`hf download Qwen/Qwen2.5-0.5B --local-dir DIR` writes it"
+)
 
 # The chapter's GPU_CONFIG (section 5.1), key for key.
 CHAPTER_WORKLOAD = {
@@ -401,10 +428,17 @@ def resolve_revision(model_id: str, revision: str, local_files_only: bool) -> tu
     return info.sha, "huggingface_hub.model_info"
 
 
-def load_tokenizer(model_id: str, commit: str, local_files_only: bool):
+def load_tokenizer(name_or_path: str, revision: str | None, local_files_only: bool):
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(model_id, revision=commit, local_files_only=local_files_only)
+    kwargs = {"local_files_only": local_files_only}
+    if revision is not None:  # a local folder has no revision
+        kwargs["revision"] = revision
+    return AutoTokenizer.from_pretrained(name_or_path, **kwargs)
+
+
+def tokenize_prompts(tokenizer, prompts: list[str]) -> list:
+    return [tokenizer(prompt, add_special_tokens=False)["input_ids"] for prompt in prompts]
 
 
 def dtype_keyword() -> str:
@@ -416,29 +450,39 @@ def dtype_keyword() -> str:
     return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
 
 
-def load_pretrained_causal_lm(model_id: str, commit: str, device, local_files_only: bool):
+def load_pretrained_causal_lm(name_or_path: str, revision: str | None, device, local_files_only: bool,
+                              failure_message: Callable[[Exception], str]):
+    """The one loader of a real checkpoint, from the hub id or from a local folder."""
     torch = require_torch()
     from transformers import AutoModelForCausalLM
 
+    kwargs = {"local_files_only": local_files_only, dtype_keyword(): torch.float32}
+    if revision is not None:
+        kwargs["revision"] = revision
     try:
-        model = AutoModelForCausalLM.from_pretrained(
-            model_id,
-            revision=commit,
-            local_files_only=local_files_only,
-            **{dtype_keyword(): torch.float32},
-        )
+        model = AutoModelForCausalLM.from_pretrained(name_or_path, **kwargs)
     except Exception as exc:  # any loader failure becomes one clear line
-        raise LabError(model_load_message(model_id, commit, local_files_only, exc)) from None
+        raise LabError(failure_message(exc)) from None
     return model.to(device)  # an OOM here is reported by the caller
 
 
+def first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:200]
+
+
 def model_load_message(model_id: str, revision: str, local_files_only: bool, exc: Exception) -> str:
-    detail = (str(exc).strip().splitlines() or [""])[0][:200]
     if local_files_only:
         hint = "--local-files-only needs the model in the Hugging Face cache: run once online first"
     else:
-        hint = "check the network, the revision and HF_ENDPOINT/HF_TOKEN, or use --local-files-only after a first download"
-    return f"could not load {model_id}@{revision}: {type(exc).__name__}: {detail} ({hint})"
+        hint = ("check the network, the revision and HF_ENDPOINT/HF_TOKEN (a mirror: "
+                "HF_ENDPOINT=https://hf-mirror.com), use --local-files-only after a first download, "
+                "or download the checkpoint elsewhere and pass --model-path DIR")
+    return f"could not load {model_id}@{revision}: {type(exc).__name__}: {first_line(exc)} ({hint})"
+
+
+def local_load_message(path: Path, exc: Exception) -> str:
+    return (f"could not load the checkpoint in {path}: {type(exc).__name__}: {first_line(exc)} "
+            f"({LOCAL_FOLDER_HINT})")
 
 
 def pretrained_model_source(workload: dict, revision: str, local_files_only: bool) -> ModelSource:
@@ -449,7 +493,6 @@ def pretrained_model_source(workload: dict, revision: str, local_files_only: boo
         raise LabError(f"a required package is missing ({exc}); run: pip install -r requirements.txt") from None
     except Exception as exc:
         raise LabError(model_load_message(MODEL_ID, revision, local_files_only, exc)) from None
-    rows = [tokenizer(prompt, add_special_tokens=False)["input_ids"] for prompt in workload["prompts"]]
     info = {
         "id": MODEL_ID,
         "requested_revision": revision,
@@ -459,7 +502,106 @@ def pretrained_model_source(workload: dict, revision: str, local_files_only: boo
     }
 
     def load(device):
-        return load_pretrained_causal_lm(MODEL_ID, commit, device, local_files_only)
+        return load_pretrained_causal_lm(
+            MODEL_ID, commit, device, local_files_only,
+            lambda exc: model_load_message(MODEL_ID, commit, local_files_only, exc))
+
+    return ModelSource(info=info, token_rows=tokenize_prompts(tokenizer, workload["prompts"]), load=load)
+
+
+# --------------------------------------------------------------------------- a local checkpoint
+
+def read_local_config(path: Path) -> dict:
+    """``config.json`` of a --model-path folder; any problem is one clear line (no torch needed)."""
+    if not path.is_dir():
+        raise LabError(f"--model-path {path}: no such folder ({LOCAL_FOLDER_HINT})")
+    config_path = path / "config.json"
+    if not config_path.is_file():
+        raise LabError(f"--model-path {path}: no config.json in it ({LOCAL_FOLDER_HINT})")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise LabError(f"--model-path {path}: config.json is not readable JSON ({exc})") from None
+    if not isinstance(config, dict):
+        raise LabError(f"--model-path {path}: config.json is not a JSON object")
+    if not weight_files(path):
+        raise LabError(f"--model-path {path}: no weight files (*.safetensors, *.bin) in it ({LOCAL_FOLDER_HINT})")
+    return config
+
+
+def weight_files(path: Path) -> list[Path]:
+    return [item for item in sorted(path.iterdir()) if item.suffix in WEIGHT_SUFFIXES and item.is_file()]
+
+
+def local_model_id(config: dict, path: Path) -> str:
+    """MODEL_ID when the folder holds Qwen2.5-0.5B's architecture, else 'local:<folder name>'."""
+    if all(config.get(key) == value for key, value in QWEN_ARCHITECTURE.items()):
+        return MODEL_ID
+    return f"local:{path.resolve().name}"
+
+
+def local_commit(path: Path) -> tuple[str | None, str]:
+    """The hub commit a local folder was downloaded at, where the folder says so.
+
+    ``hf download --local-dir`` leaves ``.cache/huggingface/download/<file>.metadata`` files whose
+    first line is the commit; a Hugging Face cache snapshot is named by its commit. A ModelScope
+    download (or a copied folder) records none: (None, "local_path")."""
+    commits = set()
+    metadata_dir = path / ".cache" / "huggingface" / "download"
+    if metadata_dir.is_dir():
+        for metadata in metadata_dir.rglob("*.metadata"):
+            try:
+                commits.add(metadata.read_text(encoding="utf-8").splitlines()[0].strip())
+            except (OSError, UnicodeDecodeError, IndexError):
+                commits.add("")
+    if len(commits) == 1 and is_commit_hash(next(iter(commits))):
+        return next(iter(commits)), "local_path_hf_download"
+    resolved = path.resolve()
+    if resolved.parent.name == "snapshots" and is_commit_hash(resolved.name):
+        return resolved.name, "local_path_hf_cache_snapshot"
+    return None, "local_path"
+
+
+def weights_sha256(path: Path) -> dict:
+    """sha256 of each weight file of the folder: staff can compare it with the hub's file hashes."""
+    hashes = {}
+    for item in weight_files(path):
+        digest = hashlib.sha256()
+        with open(item, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        hashes[item.name] = digest.hexdigest()
+    return hashes
+
+
+def local_model_source(workload: dict, path: Path) -> ModelSource:
+    """A checkpoint folder downloaded elsewhere (ModelScope, a mirror, a copy): loaded offline
+    through the same loader as the hub id; the record says where it came from."""
+    config = read_local_config(path)
+    commit, resolution_source = local_commit(path)
+    try:
+        tokenizer = load_tokenizer(str(path), None, True)
+    except ImportError as exc:
+        raise LabError(f"a required package is missing ({exc}); run: pip install -r requirements.txt") from None
+    except Exception as exc:
+        raise LabError(local_load_message(path, exc)) from None
+    rows = tokenize_prompts(tokenizer, workload["prompts"])
+    if not all(rows):  # transformers builds an empty tokenizer from a folder without tokenizer files
+        raise LabError(f"--model-path {path}: its tokenizer encodes the prompt to zero tokens, so the"
+                       f" tokenizer files are missing ({LOCAL_FOLDER_HINT})")
+    info = {
+        "id": local_model_id(config, path),
+        "requested_revision": None,
+        "resolved_commit": commit,
+        "resolution_source": resolution_source,
+        "tokenizer_class": type(tokenizer).__name__,
+        "local_path": str(path),
+        "weights_sha256": weights_sha256(path),
+    }
+
+    def load(device):
+        return load_pretrained_causal_lm(str(path), None, device, True,
+                                         lambda exc: local_load_message(path, exc))
 
     return ModelSource(info=info, token_rows=rows, load=load)
 
@@ -739,12 +881,16 @@ def run_experiment(args, mode: str, workload: dict, run_label: str, record_path:
     if mode == "real_gpu":
         ensure_cuda_ready(workload["candidate_dtype"])
         ops = CudaOps(select_tensor_device(mode))
-        source = pretrained_model_source(workload, args.model_revision, args.local_files_only)
         evidence = EVIDENCE_REAL
     else:
         ops = CpuOps(select_tensor_device(mode))
-        source = tiny_model_source(workload)
         evidence = EVIDENCE_SMOKE
+    if args.model_path is not None:
+        source = local_model_source(workload, args.model_path)
+    elif mode == "real_gpu":
+        source = pretrained_model_source(workload, requested_revision(args), args.local_files_only)
+    else:
+        source = tiny_model_source(workload)
     batch = build_causal_lm_batch(source.token_rows, workload["batch_size"], workload["seq_len"], ops.device)
     paths = {
         "baseline": PathSpec("fp32", None),
@@ -783,6 +929,20 @@ def record_is_protected(path: Path, mode: str) -> bool:
         return True
 
 
+def requested_revision(args) -> str:
+    return args.model_revision or DEFAULT_REVISION
+
+
+def check_model_options(args) -> None:
+    """A local folder has exactly one version: --model-revision belongs to the hub id."""
+    if args.model_path is None:
+        return
+    if args.model_revision is not None:
+        raise LabError("--model-revision selects a version of the hub model; a --model-path folder has"
+                       " only the version it holds: drop one of the two")
+    read_local_config(args.model_path)  # fail early, before anything is loaded or written
+
+
 def print_plan(args, workload: dict, record_path: Path) -> None:
     scaler = (
         f"GradScaler(init {workload['initial_scale']:g}, backoff {workload['backoff_factor']}, "
@@ -791,10 +951,23 @@ def print_plan(args, workload: dict, record_path: Path) -> None:
         else "no GradScaler (BF16 keeps FP32's exponent range)"
     )
     torch_state = "installed" if importlib.util.find_spec("torch") else "NOT installed"
+    if args.model_path is not None:
+        config = read_local_config(args.model_path)
+        weights = ", ".join(item.name for item in weight_files(args.model_path))
+        model_lines = [
+            f"  model      local folder {args.model_path}, recorded as"
+            f" {local_model_id(config, args.model_path)} (no download; weights: {weights})",
+        ]
+    else:
+        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co (set HF_ENDPOINT for a mirror)"
+        model_lines = [
+            f"  model      {MODEL_ID} @ {requested_revision(args)} (resolved to an immutable commit at run"
+            f" time; offline: {'yes' if args.local_files_only else 'no'})",
+            f"  hub        {endpoint}; or --model-path DIR for a checkpoint downloaded elsewhere",
+        ]
     lines = [
         "AMP backward lab -- dry run: nothing is loaded, nothing is written.",
-        f"  model      {MODEL_ID} @ {args.model_revision} (resolved to an immutable commit at run time;"
-        f" offline: {'yes' if args.local_files_only else 'no'})",
+        *model_lines,
         f"  batch      batch {workload['batch_size']} x seq_len {workload['seq_len']} tokens, prompt repeated"
         f" to fill; seed {workload['seed']}",
         f"  updates    SGD lr {workload['learning_rate']:g}, clip_grad_norm_ {workload['max_grad_norm']},"
@@ -941,6 +1114,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python gpu_lab/amp_backward_lab.py",
         description="Chapter Step 5: FP32 vs AMP update semantics, step time and peak memory.",
+        epilog="The model: Qwen/Qwen2.5-0.5B from the Hugging Face Hub (huggingface_hub honours"
+               " HF_ENDPOINT, e.g. https://hf-mirror.com), or --model-path DIR with a checkpoint"
+               " downloaded elsewhere (modelscope download --model Qwen/Qwen2.5-0.5B --local_dir DIR).",
     )
     parser.add_argument("--run-mode", choices=("dry_run", "cpu_smoke", "real_gpu"), default="dry_run")
     parser.add_argument("--run-label", default=None,
@@ -953,10 +1129,15 @@ def parse_args(argv=None) -> argparse.Namespace:
                              f" {FALLBACK_SEQ_LEN} is the chapter's low-memory fallback)")
     parser.add_argument("--repeats", type=int, default=None,
                         help=f"measured updates per path (default 20; {SMOKE_DEFAULTS['repeats']} in cpu_smoke)")
-    parser.add_argument("--model-revision", default=DEFAULT_REVISION,
-                        help="branch, tag or commit of the model (recorded with its resolved commit)")
+    parser.add_argument("--model-revision", default=None,
+                        help=f"branch, tag or commit of {MODEL_ID} on the hub (default {DEFAULT_REVISION};"
+                             " recorded with its resolved commit)")
     parser.add_argument("--local-files-only", action="store_true",
                         help="offline re-run: load the model from the Hugging Face cache only")
+    parser.add_argument("--model-path", type=lambda value: Path(value).expanduser(), default=None, metavar="DIR",
+                        help="load the checkpoint from DIR (downloaded elsewhere, e.g. from ModelScope)"
+                             " instead of the hub; also works with cpu_smoke. For a hub mirror set"
+                             " HF_ENDPOINT instead, e.g. HF_ENDPOINT=https://hf-mirror.com")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing record with the same label (by default a real_gpu"
                              " record is never replaced, and cpu_smoke replaces only smoke records)")
@@ -974,6 +1155,7 @@ def main(argv=None) -> int:
         workload = build_workload(args, mode)
         run_label = resolve_run_label(args, mode)
         record_path = record_path_for(args.output_dir, run_label)
+        check_model_options(args)
         if mode == "dry_run":
             print_plan(args, workload, record_path)
             return EXIT_OK

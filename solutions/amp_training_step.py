@@ -1,6 +1,16 @@
-"""One effective update from K microbatches with autocast and a GradScaler
-(the chapter's Step 2 and Step 3: 梯度累积中的缩放与更新边界).
+"""一次有效更新：K 个微批次的 autocast 前向、损失缩放与更新边界
+（本章 Step 2 与 Step 3：梯度累积中的缩放与更新边界）。
 
+每个微批次：autocast 前向，加权损失 w_i * loss_i，（缩放后的）反向，梯度在 ``param.grad``
+中累积。只在更新边界做一次：
+
+    反缩放 unscale  ->  有限值检查 + 全局梯度范数  ->  梯度裁剪  ->  step 或跳步  ->  scaler update
+
+若在微批次循环内 unscale、裁剪或 step，就会破坏梯度尺度和有效批次的语义。FP16 需要动态损失缩放
+（一个已启用的 ``torch.amp.GradScaler``）；BF16 的指数范围接近 FP32，不用 scaler，但梯度出现
+NaN/inf 时仍须跳过更新。
+
+One effective update from K microbatches with autocast and a GradScaler.
 Per microbatch: autocast forward, weighted loss, (scaled) backward -- the
 gradients accumulate in ``param.grad``. Only at the update boundary, once:
 
@@ -62,8 +72,20 @@ def train_step(model, optimizer, microbatches, loss_fn, *, precision, scaler=Non
     microbatches = list(microbatches)
     if not microbatches:
         raise ValueError("microbatches must not be empty")
-    # TODO 10: validate precision and scaler and pick the autocast dtype.
-    # >>> TODO 10: set `autocast_dtype` (None for fp32) and `use_scaler`
+    # ==========================================
+    # TODO 10：校验 precision 与 scaler，选出 autocast 的 dtype
+    # 作用：只接受 'fp32'、'bf16'、'fp16'；'fp16' 必须配已启用的 GradScaler（scaler.is_enabled()），
+    #       'fp32'/'bf16' 不得配已启用的 scaler，其余情况一律 ValueError。'fp32' 的 autocast_dtype
+    #       为 None，含义是“完全不启用 autocast”，而不是 torch.autocast(..., dtype=None)。
+    # use_scaler = ???      # 传入的是已启用的 GradScaler
+    # autocast_dtype = ???  # torch.float16 / torch.bfloat16，'fp32' 为 None
+    # ==========================================
+    # Validate `precision` ('fp32', 'bf16', 'fp16') against `scaler`; raise ValueError otherwise.
+    # `use_scaler`: an *enabled* GradScaler came in (scaler is not None and scaler.is_enabled()); a
+    # disabled one does not count. `autocast_dtype`: torch.float16 for 'fp16', torch.bfloat16 for
+    # 'bf16', None for 'fp32' -- meaning "no autocast at all" (enabled=False in TODO 11), not
+    # torch.autocast(device_type, dtype=None), which still autocasts (to bfloat16 on the CPU).
+    # >>> TODO 10: validate, then set `use_scaler` and `autocast_dtype` (None: fp32, no autocast)
     if precision not in AUTOCAST_DTYPES:
         raise ValueError(f"precision must be one of {sorted(AUTOCAST_DTYPES)}, got {precision!r}")
     use_scaler = scaler is not None and scaler.is_enabled()
@@ -78,8 +100,15 @@ def train_step(model, optimizer, microbatches, loss_fn, *, precision, scaler=Non
     device_type = parameters[0].device.type
     scale_before = float(scaler.get_scale()) if use_scaler else 1.0
 
-    # TODO 11: for every microbatch, autocast forward, weighted loss, (scaled) backward.
-    # >>> TODO 11: accumulate the gradients of sum_i w_i * loss_i
+    # ==========================================
+    # TODO 11：逐个微批次执行 autocast 前向、加权损失与（缩放）反向
+    # 作用：第 i 个微批次贡献 w_i * loss_i；每个微批次一次 autocast 前向、一次反向，梯度在
+    #       param.grad 中累积；循环内不清零梯度、不 unscale、不 step。
+    # ==========================================
+    # For each (weight, batch): loss_fn(model, batch) inside torch.autocast(device_type,
+    # dtype=..., enabled=...) -- for 'fp32' enabled=False --, multiply the loss by its weight, then
+    # scaler.scale(weighted_loss).backward() when use_scaler, else weighted_loss.backward().
+    # >>> TODO 11: accumulate the gradients of sum_i w_i * loss_i, one backward per microbatch
     for weight, batch in zip(weights, microbatches):
         with torch.autocast(device_type=device_type, dtype=autocast_dtype or torch.bfloat16,
                             enabled=autocast_dtype is not None):
@@ -91,8 +120,18 @@ def train_step(model, optimizer, microbatches, loss_fn, *, precision, scaler=Non
             weighted_loss.backward()
     # <<< TODO 11
 
-    # TODO 12: at the boundary, unscale once, check finiteness, clip the real-scale gradients.
-    # >>> TODO 12: set `finite` (bool) and `grad_norm` (float, inf when not finite)
+    # ==========================================
+    # TODO 12：在更新边界统一反缩放、检查有限值并裁剪真实尺度梯度
+    # 作用：循环结束后只 unscale 一次；有限值检查、全局梯度范数和梯度裁剪都作用于真实梯度；
+    #       梯度非有限时 grad_norm 为 inf，且不裁剪。
+    # finite = ???     # 所有非 None 的 param.grad 都是有限值
+    # grad_norm = ???  # 裁剪前的全局梯度范数（Python float），非有限时为 inf
+    # ==========================================
+    # After the loop, once: scaler.unscale_(optimizer) when use_scaler. `finite`: every param.grad
+    # that is not None is finite (torch.isfinite). Without a scaler (BF16, FP32) nothing else notices
+    # NaN/inf, so this check is what makes them skip. If finite, clip to max_norm with
+    # torch.nn.utils.clip_grad_norm_, which returns the pre-clip norm: grad_norm = float(...).
+    # >>> TODO 12: unscale once, set `finite` and `grad_norm` (pre-clip float, inf if not finite)
     if use_scaler:
         scaler.unscale_(optimizer)
     grads = [param.grad for param in parameters if param.grad is not None]
@@ -103,8 +142,16 @@ def train_step(model, optimizer, microbatches, loss_fn, *, precision, scaler=Non
         grad_norm = math.inf
     # <<< TODO 12
 
-    # TODO 13: step or skip, update the scaler, and leave every param.grad as None.
-    # >>> TODO 13: set `stepped`
+    # ==========================================
+    # TODO 13：执行 step 或跳过更新，更新 scale，并清空梯度
+    # 作用：有 scaler 时先 scaler.step(optimizer)（发现 inf/NaN 会自动跳步）再 scaler.update()；
+    #       无 scaler 时只在 finite 时 optimizer.step()；返回前每个 param.grad 都为 None。
+    # stepped = ???  # optimizer.step 是否真的执行了
+    # ==========================================
+    # With a scaler: scaler.step(optimizer) (it skips by itself after an overflow), then
+    # scaler.update(), once per call. Without one: optimizer.step() only when finite.
+    # `stepped`: did optimizer.step really run. Then set every parameter's grad to None.
+    # >>> TODO 13: step or skip, update the scaler, set `stepped`, clear every param.grad
     if use_scaler:
         scaler.step(optimizer)  # GradScaler skips by itself when it found inf/NaN
         scaler.update()

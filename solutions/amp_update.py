@@ -15,6 +15,14 @@ scale was too large for this iteration: the update is skipped and the next
 scale is lowered (``scale * backoff_factor``). Clipping must never run before
 that check, because multiplying an ``inf`` by a clip coefficient cannot turn it
 back into a trustworthy number.
+
+中文说明：混合精度训练把 loss 乘以缩放因子 scale，让很小的 FP16 梯度不至于下溢；
+因此参数里的梯度是 ``s * g``。有限值检查、梯度裁剪和优化器都必须先拿到真实梯度
+``g = g' / s``（反缩放）。本模块的关键是顺序：反缩放 -> 有限值检查 -> 全局梯度范数
+-> 梯度裁剪 -> 更新（或跳过更新）。任一张量的任一元素为 NaN/inf（非有限梯度）即说明
+本轮 scale 过大、发生了溢出：跳过这次更新，并把下一轮的 scale 回退为
+``scale * backoff_factor``。裁剪绝不能放在有限值检查之前：inf 乘以裁剪系数不会变回
+可信的数值，只会掩盖溢出。
 """
 import torch
 
@@ -37,6 +45,9 @@ def unscale_gradients(scaled_gradients, scale):
     """
     if scale <= 0:
         raise ValueError("scale must be positive")
+    # TODO 1：恢复真实梯度尺度
+    # 作用：保留 None 的位置，并为每个有效梯度返回除以 scale 后的新张量（dtype、形状不变，
+    # 不原地修改输入；scale 保持为 Python 数值）。
     # TODO 1: restore the real gradient scale.
     # Keep every None where it is and divide every tensor by `scale`, producing
     # a new tensor (no in-place operation on the inputs).
@@ -60,6 +71,8 @@ def global_grad_norm(gradients):
     squared_sum = torch.zeros((), dtype=torch.float32)
     for gradient in gradients:
         if gradient is not None:
+            # TODO 2：累积真实梯度的平方和
+            # 作用：先转为 FP32，再把当前张量所有元素的平方加入跨参数的总和（累加而不是覆盖）。
             # TODO 2: accumulate the squares of this gradient in FP32.
             # Convert to FP32 first, then add the sum of its squared elements.
             # >>> TODO 2: update `squared_sum`
@@ -98,6 +111,9 @@ def plan_mixed_precision_update(scaled_gradients, scale, max_norm, backoff_facto
     if max_norm <= 0:
         raise ValueError("max_norm must be positive")
     gradients = unscale_gradients(scaled_gradients, scale)
+    # TODO 3：检查所有真实梯度是否有限
+    # 作用：忽略 None，逐元素检查每个反缩放后的梯度（FP32/FP16/BF16 都要查）；任一元素为
+    # NaN/inf 时跳过更新。这个有限值检查必须先于全局梯度范数和梯度裁剪，避免裁剪掩盖溢出。
     # TODO 3: check that every real gradient is finite.
     # Ignore None; one NaN or inf in any element of any tensor makes the whole
     # update non-finite. This check comes before the norm and the clipping.

@@ -46,3 +46,30 @@ def scores(report):
     """(module -> score, set of failed test ids)"""
     return ({module: score for module, (score, _) in report.by_module().items()},
             {test.test_id for test in report.tests if not test.passed})
+
+
+class Mutant:
+    """A single-mistake submission: the reference solution with ``replacements``
+    applied, its mistake in TODO ``todo``; ``must_fail``: test ids that must fail."""
+
+    def __init__(self, name, todo, replacements, must_fail=()):
+        self.name, self.todo = name, todo
+        self.replacements, self.must_fail = list(replacements), set(must_fail)
+
+    def __repr__(self):
+        return f"Mutant({self.name!r}, TODO {self.todo})"
+
+
+def todos_named(text):
+    """The TODO numbers a feedback text names ('TODO 4', 'TODO 4/5')."""
+    import re
+
+    return {int(number) for number in re.findall(r"TODO\s*(\d+)", text or "")}
+
+
+def said_once_per_module(outputs, *needles):
+    """A module that cannot be used is explained once, on its first test; every
+    other test of the module points there. True when ``outputs`` (one module's, in
+    order) read that way and the first holds every needle."""
+    return bool(outputs) and all(needle in outputs[0] for needle in needles) \
+        and all("could not be used" in output for output in outputs[1:])

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from helpers import ROOT, make_submission
+from helpers import ROOT, make_submission, said_once_per_module
 
 pytestmark = [pytest.mark.hostile, pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox")]
@@ -138,7 +138,7 @@ def test_hostile_class_is_contained(tmp_path):
     assert totals["delegator"]["loss_scaler"]["score"] == 0
     assert totals["delegator"]["amp_update"]["score"] == totals["delegator"]["amp_update"]["max_score"]
     linker = json.loads((out / "linker" / "results.json").read_text())
-    assert all("symbolic link" in t["output"] for t in linker["tests"] if "amp_update" in t["tags"])
+    assert said_once_per_module([t["output"] for t in linker["tests"] if "amp_update" in t["tags"]], "symbolic link")
     reader = json.loads((out / "reader" / "results.json").read_text())
     assert all("FOUND=[]" in t["output"] for t in reader["tests"] if "amp_update" in t["tags"]
                and "FOUND" in t["output"])

@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+from helpers import said_once_per_module
+
 from autograder.sandbox.client import Limits
 
 pytestmark = pytest.mark.hostile
@@ -135,7 +137,7 @@ def test_hostile_amp_update_is_contained(grade_dir, name, tmp_path, monkeypatch)
     assert modules["amp_update"][0] == 0, [t.test_id for t in report.tests if t.passed]
     assert modules["loss_scaler"][0] == modules["loss_scaler"][1]
     assert modules["amp_training_step"][0] == modules["amp_training_step"][1]
-    assert report.max_score == 100 and len(report.tests) == 50
+    assert report.max_score == 100 and len(report.tests) == 67
     assert elapsed < 120, f"grading took {elapsed:.0f} s"
     assert "FORGED" not in output.read_text()
     if os.path.isdir("/proc"):
@@ -148,8 +150,8 @@ def test_feedback_names_the_cause(grade_dir):
                        seed=6, limits=TIGHT)
     amp = [t.output for t in report.tests if t.module == "amp_update"]
     scaler = [t.output for t in report.tests if t.module == "loss_scaler"]
-    assert all("Importing amp_update.py failed" in text and "exit code 3" in text for text in amp)
-    assert all("importing took longer" in text for text in scaler)
+    assert said_once_per_module(amp, "amp_update.py could not be imported", "exit code 3")
+    assert said_once_per_module(scaler, "Importing", "took longer than")
 
 
 def teardown_module():
@@ -202,8 +204,8 @@ def test_rewriting_grader_files_is_refused(tmp_path):
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "results.json").read_text())
     amp = [t for t in results["tests"] if "amp_update" in t["tags"]]
-    assert len(amp) == 20 and sum(t["score"] for t in amp) == 0
-    assert results["max_score"] == 100 and len(results["tests"]) == 50
+    assert len(amp) == 26 and sum(t["score"] for t in amp) == 0
+    assert results["max_score"] == 100 and len(results["tests"]) == 67
     if results["extra_data"]["isolation"].get("confined"):
         from autograder.integrity import planted_caches
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -245,10 +246,10 @@ def test_find_records_looks_in_the_results_folder_and_the_root(tmp_path):
 
 # --------------------------------------------------------------------------- command line
 
-def _run_cli(paths, capsys):
+def _run_cli(paths, capsys, lang="en"):
     parser = argparse.ArgumentParser()
     lab_check.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["check-lab", *map(str, paths)])
+    args = parser.parse_args(["check-lab", "--lang", lang, *map(str, paths)])
     code = args.func(args)
     return code, capsys.readouterr().out
 
@@ -271,6 +272,29 @@ def test_cli_exit_codes(capsys):
     assert code == 2 and "cannot read" in out
 
 
+def test_cli_speaks_chinese_with_the_same_exit_codes(capsys):
+    code, out = _run_cli([RECORDS / "chapter_default14.json"], capsys, lang="zh")
+    assert code == 0 and "获得可选 GPU 加分" in out and "96.50 ms" in out
+    assert "RTX 5070 Ti 的 FP16 稠密张量核峰值" in out and "自行提交" in out
+    code, out = _run_cli([RECORDS / "impossible_fp32_faster_than_gpu.json"], capsys, lang="zh")
+    assert code == 1 and "物理上不可能" in out and "metrics.baseline.step_median_ms" in out
+    code, out = _run_cli([RECORDS / "bad_backoffs_vs_scale.json", RECORDS / "does_not_exist.json"],
+                         capsys, lang="zh")
+    assert code == 2 and "scale 轨迹" in out and "无法读取" in out
+    assert not any(word in out for word in ("INVALID", "problem", "credit", "cannot read", "note:"))
+
+
+def test_verdicts_render_later_in_either_language():
+    lazy = lab_check.check_file(RECORDS / "cpu_smoke_sample.json", lang=None)
+    english, chinese = lazy.rendered("en"), lazy.rendered("zh")
+    assert english.summary == lab_check.check_file(RECORDS / "cpu_smoke_sample.json").summary
+    assert english.reasons == lab_check.check_record(
+        json.loads((RECORDS / "cpu_smoke_sample.json").read_text(encoding="utf-8"))).reasons
+    assert "no GPU credit" in english.summary and "不获得 GPU 加分" in chinese.summary
+    assert len(chinese.reasons) == len(english.reasons) and chinese.reasons != english.reasons
+    assert all(isinstance(text, str) for text in chinese.reasons + [chinese.summary])
+
+
 def test_python_dash_m_autograder_check_lab_without_torch():
     probe = (
         "import sys, runpy\n"
@@ -281,10 +305,11 @@ def test_python_dash_m_autograder_check_lab_without_torch():
         "    code = exit.code\n"
         "print('EXIT', code, 'TORCH', 'torch' in sys.modules)\n"
     )
+    english = dict(os.environ, AUTOGRADER_LANG="en")
     result = subprocess.run([sys.executable, "-c", probe, str(RECORDS / "chapter_default14.json")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+                            cwd=ROOT, capture_output=True, text=True, timeout=60, env=english)
     assert "EXIT 0 TORCH False" in result.stdout, result.stdout + result.stderr
     result = subprocess.run([sys.executable, "-m", "autograder", "check-lab",
                              str(RECORDS / "bad_backoffs_vs_scale.json")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+                            cwd=ROOT, capture_output=True, text=True, timeout=60, env=english)
     assert result.returncode == 1 and "scale trajectory" in result.stdout

@@ -61,6 +61,19 @@ def test_lab_info_describes_the_credited_record(repo):
     assert json.loads(json.dumps(info, allow_nan=False)) == info  # plain JSON
 
 
+def test_test_name_and_feedback_follow_the_language_and_lab_info_stays_english(repo):
+    (english,), info_en = lab_run(repo, ("bad_backoffs_vs_scale.json", "mine"))
+    from autograder.lab_credit import lab_results
+
+    (chinese,), info_zh = lab_results(repo / "exercises", lang="zh")
+    assert english.name == "gpu_lab: benchmark record earns optional credit"
+    assert chinese.name.startswith("gpu_lab: ") and chinese.name != english.name
+    assert "暂未获得 GPU 加分" in chinese.output and "scale 轨迹" in chinese.output
+    assert "自行提交" in chinese.output and "- " in chinese.output
+    assert info_zh == info_en  # staff reports read English
+    assert (chinese.passed, chinese.score) == (english.passed, english.score)
+
+
 def test_inconsistent_record_explains_why(repo):
     (test,), info = lab_run(repo, ("bad_backoffs_vs_scale.json", "mine"))
     assert not test.passed and test.score == 0 and "no GPU credit" in test.output

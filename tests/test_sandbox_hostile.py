@@ -157,6 +157,8 @@ except OSError:
 def test_hidden_tests_and_solutions_cannot_be_read_from_disk(grade_dir):
     targets = [ROOT / "autograder" / "hidden" / "test_hidden_amp_update.py",
                ROOT / "autograder" / "hidden" / "oracle_train_step.py",
+               ROOT / "autograder" / "hidden" / "loss_scaler_checks.py",
+               ROOT / "autograder" / "locale" / "zh" / "loss_scaler.po",
                ROOT / "solutions" / "amp_training_step.py", ROOT / "autograder" / "plugin.py"]
     probe = f'''
 for path in {[str(t) for t in targets]!r}:

@@ -125,7 +125,7 @@ def _isolation(rows, manifest):
     unconfined = [row for row in rows if isolation_view.unconfined(row.isolation)]
     known = [row for row in rows if row.isolation]
     if unconfined:
-        lines += [f"> ⚠️ **{len(unconfined)} student(s): {isolation_view.UNCONFINED_WARNING}**", "",
+        lines += [f"> ⚠️ **{len(unconfined)} student(s): {isolation_view.UNCONFINED_WARNING.render('en')}**", "",
                   "| Student | Problems |", "| --- | --- |"]
         for row in unconfined:
             problems = "; ".join(isolation_view.problems(row.isolation)) or "none listed"

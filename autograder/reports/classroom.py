@@ -41,7 +41,7 @@ def payload_from_results(data, message_limit=600):
         tests = [{"name": "grading", "status": "error", "score": 0, "max_score": 0, "line_no": 0,
                   "message": "No test could be run; see the job log."}]
     max_score = _score(data.get("max_score", 0)) or 1
-    return {"version": 1, "status": "pass" if all(t["status"] == "pass" for t in tests) else "fail",
+    return {"version": 1, "status": "pass" if all(test["status"] == "pass" for test in tests) else "fail",
             "max_score": max_score, "tests": tests}
 
 

@@ -7,6 +7,8 @@ dict with ``confined`` (bool), ``problems`` (list) and short facts such as
 Nothing here trusts its shape: unknown keys are shown, missing ones skipped,
 odd values turned into text. Callers escape the text for their sink.
 """
+from autograder.i18n import _
+
 KNOWN_KEYS = ("fs", "network", "signals", "process_namespace", "uid", "scratch")
 _NOT_FACTS = {"confined", "problems"}
 _VALUE_LIMIT = 160
@@ -74,5 +76,5 @@ def status_word(isolation):
     return "confined" if data.get("confined") is True else "unknown"
 
 
-UNCONFINED_WARNING = ("Student code ran WITHOUT OS confinement: it could read and change what the "
-                      "grader's user can. Check this grade by hand.")
+UNCONFINED_WARNING = _("Student code ran WITHOUT OS confinement: it could read and change what the "
+                       "grader's user can. Check this grade by hand.")

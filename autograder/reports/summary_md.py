@@ -3,6 +3,7 @@
 Every name, note and flag goes through :func:`safe_text.markdown_text`: no
 heading, link, image, table row, code fence or raw HTML can come from them.
 """
+from autograder.i18n import text as t
 from autograder.reports import isolation_view, safe_text
 from autograder.reports.tidy import tidy
 
@@ -12,52 +13,60 @@ MAX_CHARS = 60_000
 MAX_ITEMS = 50
 
 
-def isolation_lines(isolation):
+def isolation_lines(isolation, lang="en"):
     if isolation_view.unconfined(isolation):
-        lines = [f"> ⚠️ **{isolation_view.UNCONFINED_WARNING}**"]
+        lines = [f"> ⚠️ **{isolation_view.UNCONFINED_WARNING.render(lang)}**"]
         lines += [f"> - {safe_text.markdown_text(problem)}" for problem in isolation_view.problems(isolation)]
         return lines + [""]
     items = isolation_view.facts(isolation)
     if not items:
         return []
-    return ["Isolation: " + "; ".join(f"{safe_text.markdown_text(key)}: {safe_text.markdown_text(value)}"
-                                      for key, value in items), ""]
+    return [t("Isolation", lang) + ": " + "; ".join(f"{safe_text.markdown_text(key)}: "
+                                                     f"{safe_text.markdown_text(value)}" for key, value in items), ""]
 
 
-def _capped(items, render):
-    lines = [render(item) for item in items[:MAX_ITEMS]]
+def _capped(items, render_item, lang):
+    lines = [render_item(item) for item in items[:MAX_ITEMS]]
     if len(items) > MAX_ITEMS:
-        lines.append(f"> … and {len(items) - MAX_ITEMS} more (see results.json).")
+        lines.append("> " + t("… and {count} more (see results.json).", lang, count=len(items) - MAX_ITEMS))
     return lines
 
 
 def render(report):
     report = tidy(report)
-    lines = [f"## Autograding: {report.score:g} / {report.max_score:g}", "",
-             "| Module | Score |", "| --- | ---: |"]
+    lang = report.lang or "en"
+    heading, module_header, score_header = t("Autograding", lang), t("Module", lang), t("Score", lang)
+    fix_header = t("First thing to fix", lang)
+    lines = [f"## {heading}: {report.score:g} / {report.max_score:g}", "",
+             f"| {module_header} | {score_header} | {fix_header} |", "| --- | ---: | --- |"]
+    diagnosis = report.diagnosis if isinstance(report.diagnosis, dict) else {}
     for module, (score, maximum) in report.by_module().items():
-        lines.append(f"| {safe_text.markdown_code(module)} | {score:g} / {maximum:g} |")
-    lines += ["", "| Visible test | Result | Points |", "| --- | --- | ---: |"]
+        entry = diagnosis.get(module) or {}
+        fix = safe_text.markdown_text(entry.get("message", ""), limit=400) if entry else ("✅" if score >= maximum else "")
+        lines.append(f"| {safe_text.markdown_code(module)} | {score:g} / {maximum:g} | {fix} |")
+    headers = [t("Visible test", lang), t("Result", lang), t("Points", lang)]
+    lines += ["", "| " + " | ".join(headers) + " |", "| --- | --- | ---: |"]
     for test in report.tests:
         if test.visibility == "visible":
-            mark = "✅ pass" if test.passed else "❌ fail"
+            mark = "✅ " + t("pass", lang) if test.passed else "❌ " + t("fail", lang)
             lines.append(f"| {safe_text.markdown_text(test.name, limit=200)} | {mark} "
                          f"| {test.score:g} / {test.max_score:g} |")
     hidden_passed, hidden_total = report.count("hidden")
     if hidden_total:
-        lines += ["", f"Hidden tests passed: {hidden_passed} / {hidden_total} "
-                      "(names and feedback in results.json)."]
+        lines += ["", t("Hidden tests passed: {passed} / {total} (names and feedback in results.json).", lang,
+                        passed=hidden_passed, total=hidden_total)]
     lines.append("")
-    lines += isolation_lines(report.isolation)
-    lines += _capped(report.notes, lambda note: f"> {safe_text.markdown_text(note)}")
-    lines += _capped(report.flags, lambda flag: f"> ⚠️ {safe_text.markdown_text(flag)}")
-    lines.append(f"\nSeed: {safe_text.markdown_code(report.seed)}")
+    lines += isolation_lines(report.isolation, lang)
+    lines += _capped(report.notes, lambda note: f"> {safe_text.markdown_text(note)}", lang)
+    lines += _capped(report.flags, lambda flag: f"> ⚠️ {safe_text.markdown_text(flag)}", lang)
+    lines.append("\n" + t("Seed", lang) + ": " + safe_text.markdown_code(report.seed))
     text = "\n".join(lines) + "\n"
     if len(text) > MAX_CHARS:
-        text = text[:MAX_CHARS].rsplit("\n", 1)[0] + "\n\n_Summary cut: see results.json._\n"
+        text = text[:MAX_CHARS].rsplit("\n", 1)[0] + "\n\n_" + t("Summary cut: see results.json.", lang) + "_\n"
     return text
 
 
-def render_error(message, max_score):
+def render_error(message, max_score, lang="en"):
     """The summary when no usable results exist (``message`` is ours, escaped anyway)."""
-    return f"## Autograding: 0 / {max_score:g}\n\n> {safe_text.markdown_text(message)}\n"
+    heading = t("Autograding", lang)
+    return f"## {heading}: 0 / {max_score:g}\n\n> {safe_text.markdown_text(message)}\n"

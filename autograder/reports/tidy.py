@@ -60,6 +60,7 @@ def tidy(report):
     isolation = getattr(report, "isolation", None)
     lab = getattr(report, "lab", None)
     seed = getattr(report, "seed", 0)
+    diagnosis, lang = getattr(report, "diagnosis", None), getattr(report, "lang", None)
     return dataclasses.replace(
         report if isinstance(report, GradeReport) else GradeReport(tests=[], seed=0),
         tests=[tidy_test(test) for test in (getattr(report, "tests", None) or [])],
@@ -70,4 +71,6 @@ def tidy(report):
         notes=text_list(getattr(report, "notes", None)),
         isolation=isolation if isinstance(isolation, dict) else {},
         lab=lab if isinstance(lab, dict) else {},
+        diagnosis=diagnosis if isinstance(diagnosis, dict) else {},
+        lang=lang if lang in ("zh", "en") else "en",
     )

@@ -15,6 +15,7 @@ import socket
 import time
 from dataclasses import asdict, dataclass, field
 
+from autograder.i18n import _
 from autograder.sandbox import wire
 from autograder.sandbox.boxes import BoxError
 
@@ -52,35 +53,47 @@ class Limits:
 @dataclass
 class StudentError:
     """Why a call produced no usable value. ``kind`` is one of: missing, import,
-    exception, timeout, crash, protocol, budget, sandbox (the grader's failure)."""
+    exception, timeout, crash, protocol, budget, sandbox (the grader's failure).
+    ``line``/``code``/``offset``: where in the student's file it happened (0/'' if unknown)."""
     kind: str
     type: str = ""
     message: str = ""
     traceback: str = ""
+    line: int = 0
+    code: str = ""
+    offset: int = 0
+
+    def headline(self):
+        """'SyntaxError: expected ':'' -- Python's own words, quoted as they are."""
+        return (self.type + ": " + self.message).rstrip(": ") if self.message else self.type
 
     def describe(self, module_file):
+        """What went wrong, for the student (an :class:`autograder.i18n.Message`)."""
         if self.kind == "missing":
             if self.message:
-                return f"{module_file} {self.message}: it was not graded."
-            return f"{module_file} is missing from the submission."
+                return _("{file} {problem}: it was not graded.", file=module_file, problem=self.message)
+            return _("{file} is missing from the submission.", file=module_file)
         if self.kind == "import":
-            return f"Importing {module_file} failed: {self.type}: {self.message}".rstrip(": ")
+            if self.type == "Timeout":
+                return _("Importing {file} took longer than {seconds} s: does it run work at import time?",
+                         file=module_file, seconds=self.message)
+            return _("{file} could not be imported: {error}", file=module_file, error=self.headline())
         if self.kind == "exception":
-            return f"Your code raised {self.type}: {self.message}"
+            return _("Your code raised {error}", error=self.headline())
         if self.kind == "timeout":
-            return (f"Your code did not finish within {self.message} s: look for an endless "
-                    f"loop or work that grows with the input.")
+            return _("Your code did not finish within {seconds} s: look for an endless loop or work that "
+                     "grows with the input.", seconds=self.message)
         if self.kind == "crash":
-            return (f"The process running your code stopped ({self.message}). Did it call "
-                    f"exit()/os._exit(), run out of memory or crash the interpreter?")
+            return _("The process running your code stopped ({status}). Did it call exit()/os._exit(), run "
+                     "out of memory or crash the interpreter?", status=self.message)
         if self.kind == "budget":
-            return f"{module_file} used up its total time budget; later calls were not run."
+            return _("{file} used up its total time budget; later calls were not run.", file=module_file)
         if self.kind == "sandbox":
-            return (f"The grader could not start a sandbox for {module_file} ({self.message}). "
-                    f"This is not your mistake: tell the course staff.")
-        return (f"Your code's answer could not be read ({self.message}). The process running your "
-                f"code sent something that is not a valid answer: did it write to the grader's "
-                f"socket or print binary data there?")
+            return _("The grader could not start a sandbox for {file} ({problem}). This is not your mistake: "
+                     "tell the course staff.", file=module_file, problem=self.message)
+        return _("Your code's answer could not be read ({problem}). The process running your code sent "
+                 "something that is not a valid answer: did it write to the grader's socket or print binary "
+                 "data there?", problem=self.message)
 
 
 @dataclass
@@ -135,13 +148,13 @@ class Sandbox:
         if not reply.ok:
             error = reply.error
             if error.kind == "timeout":
-                error = StudentError("import", "Timeout",
-                                     f"importing took longer than {error.message} s")
+                error = StudentError("import", "Timeout", error.message)
             elif error.kind == "protocol":
                 error = StudentError("import", "ProtocolError", error.message)
             elif error.kind != "exception":
                 error = StudentError("import", "ProcessExit", error.message)
-            self._import_error = StudentError("import", error.type, error.message, error.traceback)
+            self._import_error = StudentError("import", error.type, error.message, error.traceback,
+                                              error.line, error.code, error.offset)
             self.close()
 
     def close(self):
@@ -189,9 +202,13 @@ class Sandbox:
         if not frame.get("ok"):
             error = frame.get("error") if isinstance(frame.get("error"), dict) else {}
             kind = "protocol" if error.get("type") == "ProtocolError" else "exception"
+            line, offset = error.get("line"), error.get("offset")
             return Outcome(False, error=StudentError(
                 kind, str(error.get("type", ""))[:100], str(error.get("message", ""))[:1500],
-                str(error.get("traceback", ""))[:3000]))
+                str(error.get("traceback", ""))[:3000],
+                line if isinstance(line, int) and not isinstance(line, bool) and 0 < line < 10**7 else 0,
+                str(error.get("code", ""))[:300],
+                offset if isinstance(offset, int) and not isinstance(offset, bool) and 0 < offset < 10**4 else 0))
         result = frame.get("result")
         if result is None:
             return Outcome(True)

@@ -37,20 +37,39 @@ class _BlockGraderImports:
         return None
 
 
+def _student_frames(exc, submission_dir):
+    # Only absolute paths inside the submission: "<frozen importlib._bootstrap>"
+    # would otherwise resolve against the working directory, which is that folder.
+    return [frame for frame in traceback.extract_tb(exc.__traceback__)
+            if os.path.isabs(frame.filename)
+            and os.path.abspath(frame.filename).startswith(submission_dir + os.sep)]
+
+
 def _student_traceback(exc, submission_dir):
     """The exception and only the frames of the student's own files."""
-    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
-              if os.path.abspath(frame.filename).startswith(submission_dir + os.sep)]
     lines = [line.replace(submission_dir + os.sep, "")
-             for line in traceback.format_list(frames[-8:])]
-    lines += traceback.format_exception_only(type(exc), exc)
+             for line in traceback.format_list(_student_frames(exc, submission_dir)[-8:])]
+    lines += [line.replace(submission_dir + os.sep, "") for line in traceback.format_exception_only(type(exc), exc)]
     return "".join(lines)[-3000:]
+
+
+def _location(exc, submission_dir):
+    """Line, source text and column of the error in the student's own file."""
+    if isinstance(exc, SyntaxError) and exc.filename and os.path.isabs(exc.filename) \
+            and os.path.abspath(exc.filename).startswith(submission_dir + os.sep):
+        return {"line": exc.lineno or 0, "code": (exc.text or "").rstrip("\n")[:300], "offset": exc.offset or 0}
+    frames = _student_frames(exc, submission_dir)
+    if frames:
+        return {"line": frames[-1].lineno or 0, "code": (frames[-1].line or "")[:300], "offset": 0}
+    return {}
 
 
 def _error(exc, submission_dir):
     message = str(exc)
+    if isinstance(exc, SyntaxError):
+        message = exc.msg or message
     return {"type": type(exc).__name__[:100], "message": message[:1500],
-            "traceback": _student_traceback(exc, submission_dir)}
+            "traceback": _student_traceback(exc, submission_dir), **_location(exc, submission_dir)}
 
 
 class Worker:

@@ -1,56 +1,173 @@
-"""Visible tests for amp_training_step: a plain FP32 update and an FP16 skip."""
+"""Visible tests for amp_training_step: a plain FP32 update, clipping after unscaling, and the
+FP16 and BF16 skips. Their inputs are fixed, so the messages may show every number."""
 import math
 
 import pytest
+import torch
 import torch.nn.functional as F
 
 from autograder import scenarios
-from autograder.judge import expect, expect_relative_error, value_of
+from autograder.i18n import _
+from autograder.judge import Mistake, expect, expect_float_close, expect_updates_close, known_ratio, value_of
 
 pytestmark = [pytest.mark.module("amp_training_step"), pytest.mark.visibility("visible")]
 FILE = "amp_training_step.py"
 
 
-def plain_fp32_update(spec):
-    """What an fp32 step on the mean loss gives (no autocast, no scaler, clip not binding)."""
+def reference_update(spec, weights=None, last_only=False, autocast=False):
+    """An fp32 step on the weighted loss (default: the mean), clipped to max_norm: (parameters, pre-clip
+    norm). ``last_only``/``autocast``: the same with only the last microbatch, or a bfloat16 forward."""
     model = scenarios.build_model(spec["seed"])
     optimizer = scenarios.build_optimizer("sgd", model.parameters(), 0.2)
     batches = scenarios.build_batches(spec["seed"], spec["microbatches"])
-    loss = sum(F.mse_loss(model(inputs), targets) for inputs, targets in batches) / len(batches)
-    loss.backward()
+    weights = weights or [1.0 / len(batches)] * len(batches)
+    pairs = list(zip(weights, batches))[-1:] if last_only else zip(weights, batches)
+    for weight, (inputs, targets) in pairs:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = F.mse_loss(model(inputs).float(), targets)
+        (loss * weight).backward()
+    norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), spec.get("max_norm", 1.0)))
     optimizer.step()
-    return scenarios.parameters_of(model)
+    return scenarios.parameters_of(model), norm
 
 
-@pytest.mark.points(3)
-@pytest.mark.hint("TODO 11-13: forward, backward, clip, step; return the contract's dict.")
+def check_grad_norm(report, want, spec, tolerance):
+    """grad_norm against ``want``; when it equals what a known mistake gives, say which (and blame its TODO)."""
+    got = report.get("grad_norm")
+    expect(isinstance(got, float), _("grad_norm should be a Python float, got {got}.", got=repr(got)), 12)
+    if math.isclose(got, want, rel_tol=tolerance):
+        return
+    k = spec["microbatches"]
+    scale = spec.get("scaler", {}).get("init_scale")
+    known = [
+        (want * k, 11, _("K times the expected norm: the microbatch losses are added without their weights")),
+        (want / k, 11, _("1/K of the expected norm: the weighted loss is divided by K once more")),
+        (reference_update(spec, last_only=True)[1], 11,
+         _("the norm of the last microbatch's gradient alone: the gradients are cleared inside the microbatch "
+           "loop (or backward runs once, after it)")),
+        (reference_update(spec, weights=[1.0] * k, last_only=True)[1], 11,
+         _("the norm of the last microbatch's unweighted gradient alone: the gradients are cleared inside the "
+           "loop and the loss is not weighted")),
+        (spec.get("max_norm", 1.0), 12, _("max_norm: the norm is measured after clipping")),
+    ]
+    if spec["precision"] == "fp32":
+        known.append((reference_update(spec, autocast=True)[1], 11,
+                      _("the norm a bfloat16 forward gives: 'fp32' must run without autocast (enabled=False)")))
+    if scale:
+        known.append((want * scale, 12, _("scale times the expected norm: it is measured on the still-scaled "
+                                          "gradients, before unscale_")))
+    for value, todo, mistake in known:
+        if math.isclose(got, value, rel_tol=max(tolerance, 1e-6)):
+            raise Mistake(_("grad_norm: got {got:.6g}, expected {want:.6g} (ratio {ratio:.4g}). That is {mistake}.",
+                            got=got, want=want, ratio=got / want, mistake=mistake), todo)
+    expect_float_close(got, want, _("grad_norm"), tolerance)
+
+
+def check_update(got, want, spec, tolerance):
+    """The parameters' change against ``want``'s, with the two mistakes of the step part named."""
+    start = scenarios.parameters_of(scenarios.build_model(spec["seed"]))
+    moved = math.sqrt(sum(float((a.double() - b.double()).norm()) ** 2 for a, b in zip(got["parameters"], start)))
+    wanted = math.sqrt(sum(float((a.double() - b.double()).norm()) ** 2 for a, b in zip(want, start)))
+    expect(moved > 0.0, _("optimizer.step ran, but no parameter moved: are the gradients cleared before the step?"),
+           13)
+    scale = spec.get("scaler", {}).get("init_scale")
+    if scale and known_ratio(moved / wanted, {"1/scale": 1.0 / scale}, rel_tol=1e-2):
+        raise Mistake(_("grad_norm is right, but the update is {ratio:.4g} times the expected one, which is exactly "
+                        "1/scale: the gradients were unscaled a second time after the norm. Does scaler.update() "
+                        "run before scaler.step(optimizer)? update() starts a new iteration, so step() unscales "
+                        "again.", ratio=moved / wanted), 13)
+    k = spec["microbatches"]
+    expect_updates_close(got["parameters"], want, start, _("the parameters after the update"), tolerance,
+                         factors={_("K (the losses are added, not weighted)"): k,
+                                  _("1/K (the weighted loss is divided by K once more)"): 1.0 / k})
+
+
+def first_report(got):
+    report = got["reports"][0]
+    expect(isinstance(report, dict) and "$not_a_dict" not in report,
+           _("train_step should return the contract's dict, got {got}.", got=repr(report)))
+    return report
+
+
+@pytest.mark.todo(11)
+@pytest.mark.points(2)
+@pytest.mark.hint(_("Forward each microbatch, backward weights[i] * loss_i so the gradients accumulate, then "
+                    "clip, step once and return the contract's dict."))
 def test_fp32_update_matches_plain_training(student):
     """fp32, two microbatches: same parameters and report as a plain training step"""
     spec = {"seed": 11, "precision": "fp32", "microbatches": 2, "updates": 1, "max_norm": 100.0}
     got = value_of(student.scenario("training_steps", spec), FILE)
-    report = got["reports"][0]
-    expect(isinstance(report, dict) and report.get("stepped") is True,
-           f"the report should say stepped=True, got {report!r}")
-    expect(got["step_calls"] == [1], f"optimizer.step should run once, ran {got['step_calls'][0]} times")
-    expect_relative_error(got["parameters"], plain_fp32_update(spec), "parameters after the update", 1e-5)
+    report = first_report(got)
+    want, norm = reference_update(spec)
+    expect(report.get("stepped") is True, _("stepped should be True, got {got}.", got=repr(report.get("stepped"))))
+    expect(got["step_calls"] == [1],
+           _("optimizer.step should run once, it ran {count} times.", count=got["step_calls"][0]), 13)
+    check_grad_norm(report, norm, spec, 1e-5)
+    check_update(got, want, spec, 1e-4)
 
 
-@pytest.mark.points(3)
-@pytest.mark.hint("TODO 12-13: an inf gradient under fp16 must skip the step and back the scale off.")
+@pytest.mark.todo(12)
+@pytest.mark.points(1)
+@pytest.mark.hint(_("Call scaler.unscale_(optimizer) before clip_grad_norm_, so that the norm and the clip "
+                    "see the real-scale gradients."))
+def test_fp16_clips_after_unscaling(student):
+    """fp16 with scale 4096 and a binding max_norm: the update is the clipped real-scale gradient"""
+    scale = 4096.0
+    spec = {"seed": 13, "precision": "fp16", "microbatches": 2, "updates": 1, "max_norm": 0.05,
+            "scaler": {"init_scale": scale}}
+    got = value_of(student.scenario("training_steps", spec), FILE)
+    report = first_report(got)
+    want, norm = reference_update(spec)
+    check_grad_norm(report, norm, spec, 5e-2)
+    check_update(got, want, spec, 5e-2)
+
+
+@pytest.mark.todo(13)
+@pytest.mark.points(2)
+@pytest.mark.hint(_("An inf gradient under fp16: scaler.step skips the step, scaler.update backs the scale "
+                    "off, and the report says so."))
 def test_fp16_overflow_skips(student):
     """fp16 with an inf input: no step, parameters unchanged, scale halved"""
     spec = {"seed": 12, "precision": "fp16", "microbatches": 2, "updates": 1,
             "scaler": {"init_scale": 1024.0}, "inject": {"0": {"microbatch": 1, "value": "inf"}}}
     got = value_of(student.scenario("training_steps", spec), FILE)
-    report = got["reports"][0]
-    expect(isinstance(report, dict), f"train_step should return a dict, got {report!r}")
-    expect(report.get("stepped") is False, f"stepped should be False, got {report.get('stepped')!r}")
-    expect(report.get("reason") == "non_finite_gradient", f"reason: got {report.get('reason')!r}")
+    report = first_report(got)
+    expect(report.get("reason") == "non_finite_gradient",
+           _("reason should be 'non_finite_gradient', got {got}.", got=repr(report.get("reason"))), 12)
+    expect(got["step_calls"] == [0],
+           _("optimizer.step ran {count} time(s) although the gradient was not finite.",
+             count=got["step_calls"][0]))
+    expect(report.get("stepped") is False, _("stepped should be False, got {got}.", got=repr(report.get("stepped"))))
     expect(isinstance(report.get("grad_norm"), float) and math.isinf(report["grad_norm"]),
-           f"grad_norm should be inf, got {report.get('grad_norm')!r}")
+           _("grad_norm should be inf, got {got}.", got=repr(report.get("grad_norm"))), 12)
     expect(report.get("scale_before") == 1024.0 and report.get("scale_after") == 512.0,
-           f"scale_before/scale_after should be 1024.0/512.0, got "
-           f"{report.get('scale_before')!r}/{report.get('scale_after')!r}")
-    expect(got["step_calls"] == [0], "optimizer.step ran although the gradient was not finite")
+           _("scale_before/scale_after should be 1024.0/512.0, got {before}/{after}: scaler.update() runs once "
+             "per call, after the step or the skip.", before=repr(report.get("scale_before")),
+             after=repr(report.get("scale_after"))))
+    expect(got["grads_left"] == [0], _("{count} parameter(s) still hold a gradient on return.",
+                                       count=got["grads_left"][0]))
+
+
+@pytest.mark.todo(13)
+@pytest.mark.points(1)
+@pytest.mark.hint(_("BF16 has no scaler, so nothing skips for you: check that every gradient is finite and "
+                    "call optimizer.step() only then."))
+def test_bf16_skips_non_finite_without_scaler(student):
+    """bf16 with an inf input: no step, parameters unchanged, both scales 1.0"""
+    spec = {"seed": 14, "precision": "bf16", "microbatches": 2, "updates": 1,
+            "inject": {"0": {"microbatch": 1, "value": "inf"}}}
+    got = value_of(student.scenario("training_steps", spec), FILE)
+    report = first_report(got)
+    expect(report.get("reason") == "non_finite_gradient",
+           _("reason should be 'non_finite_gradient', got {got}: the finite check must see the NaN/inf "
+             "gradients.", got=repr(report.get("reason"))), 12)
+    expect(got["step_calls"] == [0],
+           _("optimizer.step ran {count} time(s) although the gradient was not finite.",
+             count=got["step_calls"][0]))
+    expect(report.get("stepped") is False, _("stepped should be False, got {got}.", got=repr(report.get("stepped"))))
+    expect((report.get("scale_before"), report.get("scale_after")) == (1.0, 1.0),
+           _("without a scaler scale_before/scale_after should be 1.0/1.0, got {before}/{after}.",
+             before=repr(report.get("scale_before")), after=repr(report.get("scale_after"))))
     untouched = scenarios.parameters_of(scenarios.build_model(spec["seed"]))
-    expect_relative_error(got["parameters"], untouched, "parameters (a skipped step leaves them)", 0.0)
+    changed = sum(not torch.equal(a, b) for a, b in zip(got["parameters"], untouched))
+    expect(changed == 0, _("{count} parameter tensor(s) changed although the step was skipped.", count=changed))

@@ -1,0 +1,75 @@
+"""Single-mistake submissions of amp_update.py, each labelled with the TODO that holds
+its mistake. A Mutant is (name, todo, replacements, must_fail): replacements are
+(old, new) pairs applied exactly once to the reference solution; must_fail lists
+test ids that must fail for it. todo None: the mistake is in code the stub gives
+pre-written (it must still lose points, but no TODO holds it)."""
+from helpers import Mutant
+
+CASES = [
+    Mutant('unscale_in_place', 1, [('gradient / scale for gradient in scaled_gradients]', 'gradient.div_(scale) for gradient in scaled_gradients]')],
+           ['test_unscale_leaves_inputs_untouched']),
+    Mutant('unscale_wrong_direction', 1, [('gradient / scale for gradient in scaled_gradients]', 'gradient * scale for gradient in scaled_gradients]')],
+           ['test_unscale_values_every_dtype', 'test_unscale_without_mutation']),
+    Mutant('unscale_drops_none', 1, [('gradients = [None if gradient is None else gradient / scale for gradient in scaled_gradients]', 'gradients = [g / scale for g in scaled_gradients if g is not None]')],
+           ['test_unscale_keeps_none_in_place']),
+    Mutant('unscale_via_float32', 1, [('gradient / scale for gradient in scaled_gradients]', '(gradient.float() / scale) for gradient in scaled_gradients]')],
+           ['test_unscale_keeps_none_in_place', 'test_unscale_values_every_dtype']),
+    Mutant('norm_per_tensor_max', 2, [('squared_sum = squared_sum + gradient.float().square().sum()', 'squared_sum = torch.maximum(squared_sum, gradient.float().square().sum())')],
+           ['test_global_norm_across_parameters', 'test_global_norm_is_global']),
+    Mutant('norm_squares_in_low_precision', 2, [('squared_sum = squared_sum + gradient.float().square().sum()', 'squared_sum = squared_sum + gradient.square().sum().float()')],
+           ['test_global_norm_bf16_accumulates_in_fp32', 'test_global_norm_fp16_squares_in_fp32']),
+    Mutant('finite_check_nan_only', 3, [('bool(torch.isfinite(gradient).all())', 'not bool(torch.isnan(gradient).any())')],
+           ['test_plan_catches_every_non_finite_value']),
+    Mutant('finite_check_inf_only', 3, [('bool(torch.isfinite(gradient).all())', 'not bool(torch.isinf(gradient).any())')],
+           ['test_plan_catches_every_non_finite_value']),
+    Mutant('finite_check_first_tensor_only', 3, [('finite = all(gradient is None or bool(torch.isfinite(gradient).all()) for gradient in gradients)', 'finite = next((bool(torch.isfinite(g).all()) for g in gradients if g is not None), True)')],
+           ['test_plan_catches_every_non_finite_value']),
+    Mutant('finite_check_on_scaled', 3, [('finite = all(gradient is None or bool(torch.isfinite(gradient).all()) for gradient in gradients)', 'finite = all(g is None or bool(torch.isfinite(g).all()) for g in scaled_gradients)')],
+           ['test_plan_checks_unscaled_gradients']),
+    Mutant('clip_without_min', 3, [('coefficient = min(1.0, max_norm / (float(grad_norm) + 1e-12))', 'coefficient = max_norm / (float(grad_norm) + 1e-12)')],
+           ['test_plan_clip_coefficient_formula']),
+    Mutant('clip_inverted', 3, [('coefficient = min(1.0, max_norm / (float(grad_norm) + 1e-12))', 'coefficient = min(1.0, float(grad_norm) / max_norm)')],
+           ['test_finite_update_and_clipping', 'test_plan_clips_with_the_right_coefficient']),
+    Mutant('no_backoff', 3, [("'next_scale': scale * backoff_factor", "'next_scale': scale")],
+           ['test_overflow_skips_update', 'test_plan_skip_result']),
+    Mutant('wrong_reason', 3, [("'reason': 'non_finite_gradient'", "'reason': 'overflow'")],
+           ['test_overflow_skips_update']),
+    Mutant('no_scale_check', None, [('    if scale <= 0:\n        raise ValueError("scale must be positive")\n', '')],
+           ['test_plan_rejects_invalid_arguments', 'test_unscale_rejects_non_positive_scale']),
+    Mutant('clip_before_finite_check', 3, [("    if not finite:\n        return {\n            'gradients': gradients,", "    _c = min(1.0, max_norm / (float(global_grad_norm(gradients)) + 1e-12))\n    gradients = [None if g is None else g * _c for g in gradients]\n    if not finite:\n        return {\n            'gradients': gradients,")],
+           ['test_plan_skip_result']),
+    Mutant('should_step_tensor', 3, [("'should_step': True,", "'should_step': torch.tensor(True),")],
+           ['test_finite_update_and_clipping', 'test_plan_value_types']),
+    # -- added with the TODO-aware feedback (issues 11/12) --
+    Mutant('unscale_rewrites_input_list', 1, [('    gradients = [None if gradient is None else gradient / scale for gradient in scaled_gradients]\n',
+                                               '    for index, gradient in enumerate(scaled_gradients):\n'
+                                               '        if gradient is not None:\n'
+                                               '            scaled_gradients[index] = gradient / scale\n'
+                                               '    gradients = scaled_gradients\n')],
+           ['test_unscale_leaves_inputs_untouched', 'test_plan_leaves_inputs_untouched']),
+    Mutant('unscale_scale_in_grad_dtype', 1, [('gradient / scale for gradient in scaled_gradients]', 'gradient / torch.tensor(scale, dtype=gradient.dtype) for gradient in scaled_gradients]')],
+           ['test_unscale_with_scale_above_fp16_range']),
+    Mutant('norm_overwrites_sum', 2, [('squared_sum = squared_sum + gradient.float().square().sum()', 'squared_sum = gradient.float().square().sum()')],
+           ['test_global_norm_across_parameters', 'test_global_norm_is_global']),
+    Mutant('norm_returns_float64', 2, [('squared_sum = squared_sum + gradient.float().square().sum()', 'squared_sum = squared_sum + gradient.double().square().sum()')],
+           ['test_global_norm_across_parameters', 'test_global_norm_is_fp32_scalar']),
+    Mutant('finite_check_any_element', 3, [('bool(torch.isfinite(gradient).all())', 'bool(torch.isfinite(gradient).any())')],
+           ['test_plan_catches_every_non_finite_value']),
+    Mutant('finite_check_via_sum', 3, [('bool(torch.isfinite(gradient).all())', 'bool(torch.isfinite(gradient.sum()))')],
+           ['test_plan_steps_on_large_finite_gradients']),
+    Mutant('reports_post_clip_norm', 3, [("'gradients': clipped, 'grad_norm': grad_norm,", "'gradients': clipped, 'grad_norm': global_grad_norm(clipped),")],
+           ['test_finite_update_and_clipping', 'test_plan_clips_with_the_right_coefficient']),
+    Mutant('norm_before_unscale', 3, [('grad_norm = global_grad_norm(gradients)', 'grad_norm = global_grad_norm(scaled_gradients)')],
+           ['test_finite_update_and_clipping', 'test_plan_clips_with_the_right_coefficient']),
+    Mutant('skip_returns_scaled', 3, [("'gradients': gradients, 'grad_norm': torch.tensor(float('inf')),", "'gradients': scaled_gradients, 'grad_norm': torch.tensor(float('inf')),")],
+           ['test_plan_skip_result']),
+    Mutant('clip_without_epsilon', 3, [('max_norm / (float(grad_norm) + 1e-12)', 'max_norm / float(grad_norm)')],
+           ['test_plan_clip_coefficient_formula']),
+    Mutant('backoff_factor_ignored', 3, [("'next_scale': scale * backoff_factor", "'next_scale': scale * 0.5")],
+           ['test_plan_skip_result']),
+    Mutant('unscale_identity_at_scale_one', 1,
+           [('gradients = [None if gradient is None else gradient / scale for gradient in scaled_gradients]',
+             'gradients = [gradient if gradient is None or scale == 1 else gradient / scale '
+             'for gradient in scaled_gradients]')],
+           ['test_unscale_leaves_inputs_untouched']),
+]

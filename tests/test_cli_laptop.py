@@ -1,0 +1,65 @@
+"""The grade command on a student's laptop: it finds exercises/ from where it is
+run, never writes into exercises/, says what to do when the environment is not
+set up, and gives "push again" advice only inside GitHub Actions."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+from helpers import ROOT, make_submission
+
+from autograder import cli_grade
+
+
+def test_default_submission_from_the_root_inside_exercises_and_elsewhere(tmp_path):
+    (tmp_path / "exercises").mkdir()
+    assert cli_grade.default_submission(tmp_path) == "exercises"
+    make_submission(tmp_path / "exercises")
+    assert cli_grade.default_submission(tmp_path / "exercises") == str(tmp_path / "exercises")
+    assert cli_grade.default_submission(tmp_path / "elsewhere") == str(cli_grade.REPOSITORY_ROOT / "exercises")
+
+
+def test_results_are_never_written_into_the_submission(tmp_path):
+    folder = tmp_path / "exercises"
+    (folder / "sub").mkdir(parents=True)
+    assert cli_grade.default_results(folder, cwd=folder) == str(tmp_path / "results.json")
+    assert cli_grade.default_results(folder, cwd=folder / "sub") == str(tmp_path / "results.json")
+    assert cli_grade.default_results(folder, cwd=tmp_path) == "results.json"
+
+
+def test_missing_folder_says_where_to_run_from(tmp_path):
+    message = cli_grade.usage_problem(tmp_path / "nope", "en")
+    assert "no such folder" in message and "repository root" in message
+    assert "仓库根目录" in cli_grade.usage_problem(tmp_path / "nope", "zh")
+
+
+def test_missing_packages_say_to_activate_the_venv(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli_grade, "missing_requirements", lambda: ["torch"])
+    message = cli_grade.usage_problem(tmp_path, "en")
+    assert "torch not installed" in message and "source .venv/bin/activate" in message
+    assert "pip install -r requirements.txt" in message
+
+
+def test_push_again_only_inside_actions(monkeypatch):
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    laptop = cli_grade._crash_report("exercises", 1, "boom").tests[0].output
+    assert "push again" not in laptop and "grade again" in laptop
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert "push again" in cli_grade._crash_report("exercises", 1, "boom").tests[0].output
+
+
+def test_grading_from_inside_exercises_writes_nothing_there(tmp_path):
+    repo = tmp_path / "repo"
+    make_submission(repo / "exercises")
+    before = sorted(os.listdir(repo / "exercises"))
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--quiet", "--module", "amp_update",
+                           "--lang", "en"], cwd=repo / "exercises", capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(os.listdir(repo / "exercises")) == before
+    results = json.loads((repo / "results.json").read_text())
+    assert {tag for test in results["tests"] for tag in test["tags"]} == {"amp_update"}
+    assert results["score"] == results["max_score"] > 0
+    assert "PASS" not in done.stdout and "TOTAL" in done.stdout, "--quiet prints only the totals"
+    assert str(pathlib.Path("..") / "results.json") in done.stdout or str(repo / "results.json") in done.stdout
