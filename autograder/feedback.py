@@ -196,7 +196,10 @@ def _compose_module_problem(problem, failed, module, file_label, source, lang):
 def _compose_failures(failed, module, file_label, lang):
     if not failed:
         return None
-    root = choose_root(failed)
+    # Nothing written yet: start with the first TODO, in the order the stub reads.
+    root = min(result.blamed for result in failed if result.blamed) \
+        if all(not_written(result) for result in failed) and any(result.blamed for result in failed) \
+        else choose_root(failed)
     for result in failed:
         if root and result.blamed and result.blamed != root and root in todos.upstream(result.blamed):
             lines = [render(_("Fix TODO {todo} first: this test builds on it ({title}).", todo=root,

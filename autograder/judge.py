@@ -8,6 +8,7 @@ the ratio between them is a known mistake (K, 1/K, the scale ...), its name.
 Never the test's source.
 """
 import math
+import re
 
 import torch
 
@@ -233,6 +234,9 @@ def describe_raised(names):
     if not names:
         return _("no exception")
     message = (names[-1] or "").rstrip(".")  # messages put their own full stop after it
+    unwritten = re.match(r"\s*TODO\s+(\d+)\b", message) if names[0] == "NotImplementedError" else None
+    if unwritten:  # a stub's TODO: say so in the run's language, not in the stub's words
+        return _("NotImplementedError (TODO {todo} is not written yet)", todo=int(unwritten.group(1)))
     return f"{names[0]}: {message}" if message else names[0]
 
 
