@@ -171,6 +171,14 @@ def run(args):
     if args.results is None:
         args.results = default_results(submission)
     usage_error = usage_problem(submission, args.lang)
+    if usage_error and missing_requirements():
+        # A laptop without the venv: the tables (rich) may be missing too, so
+        # only the results file and the message, which need nothing installed.
+        from autograder.reports import gradescope
+
+        gradescope.write_results(_crash_report(display, args.seed, usage_error, args.lang), args.results)
+        warn(usage_error)
+        return 2
     try:
         preload_outputs()
         from autograder.grading_process import grade_in_clean_process

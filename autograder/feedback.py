@@ -22,6 +22,7 @@ from autograder.i18n import Message, _, render
 
 MODULE_ERRORS = ("import", "missing", "sandbox", "budget")
 MAX_TRACEBACK_LINES = 6
+MAX_OUTPUT = 2500  # per test: feedback may quote what the student's code returned
 
 
 def _first_line(value, lang):
@@ -154,7 +155,11 @@ def finish(results, lang="en", display_dir="exercises", sources=None):
                 result.output = render(_("Passed."), lang)
             elif not result.output:
                 result.output = "\n".join(line for line in _default_lines(result, file_label, lang) if line)
+        for result in tests:
+            if len(result.output) > MAX_OUTPUT:
+                result.output = result.output[:MAX_OUTPUT - 1] + "…"
         if entry and module in todos.TODOS:
+            entry["message"] = entry["message"][:MAX_OUTPUT]
             diagnosis[module] = entry
     return diagnosis
 

@@ -22,7 +22,6 @@ from autograder.static_checks import find_delegation
 from autograder.submission import source_of
 
 
-
 def per_test_seed(run_seed, nodeid):
     """A test's own seed: stable across test order, different for every run seed."""
     return zlib.crc32(f"{run_seed}:{nodeid.split('::')[-1]}".encode()) & 0x7FFFFFFF

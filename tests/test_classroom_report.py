@@ -218,3 +218,21 @@ def test_real_reporter_log_holds_only_its_own_commands(tmp_path):
         logs[label] = [c[1] for c in workflow_commands(proc.stdout) if c[0] == "notice"]
     assert logs["ours"] == ["notice title=Autograding complete", "notice title=Autograding report"]
     assert logs["raw"].count("notice title=Autograding complete") == 2  # the model sees the forgery
+
+
+def test_the_job_summary_keeps_the_language_and_the_diagnosis():
+    """classroom-report rebuilds the summary from results.json: in the grade's language,
+    with each module's first thing to fix, and a Chinese flag is not mistaken for a note."""
+    from autograder.reports import results_file, summary_md
+
+    data = {"score": 1, "max_score": 2, "output": "可见测试通过：0/1。隐藏测试通过：0/0。\n警告：something was changed",
+            "tests": [{"name": "amp_update: x", "score": 1, "max_score": 2, "status": "failed",
+                       "output": "TODO 1：错", "visibility": "visible", "tags": ["amp_update"]}],
+            "extra_data": {"lang": "zh", "flags": ["something was changed"],
+                           "diagnosis": {"amp_update": {"todo": 1, "test": "amp_update: x",
+                                                        "message": "先从 TODO 1 入手"}}}}
+    report = results_file.report_from(data)
+    assert report.notes == [] and report.flags == ["something was changed"]
+    summary = summary_md.render(report)
+    assert summary.startswith("## 自动评分: 1 / 2")
+    assert "| `amp_update` | 1 / 2 | 先从 TODO 1 入手 |" in summary

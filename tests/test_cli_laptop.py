@@ -63,3 +63,15 @@ def test_grading_from_inside_exercises_writes_nothing_there(tmp_path):
     assert results["score"] == results["max_score"] > 0
     assert "PASS" not in done.stdout and "TOTAL" in done.stdout, "--quiet prints only the totals"
     assert str(pathlib.Path("..") / "results.json") in done.stdout or str(repo / "results.json") in done.stdout
+
+
+def test_without_the_venv_it_says_what_to_do(tmp_path):
+    """`python -S` sees no site-packages: no torch, no rich, no babel -- as on a laptop
+    where the venv was not activated. The grade still writes its results and says why."""
+    done = subprocess.run([sys.executable, "-S", "-m", "autograder", "grade", "--submission",
+                           str(ROOT / "exercises"), "--lang", "en"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "activate" in done.stderr and "torch" in done.stderr
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["score"] == 0 and "pip install -r requirements.txt" in results["tests"][0]["output"]

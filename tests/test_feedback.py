@@ -57,6 +57,14 @@ def test_a_check_can_blame_another_todo():
     assert todos_named(results[0].output) == {7}
 
 
+def test_feedback_is_bounded():
+    """A check may quote what the student's code returned: never more than MAX_OUTPUT characters."""
+    results = [failed("amp_update", 1, "huge", detail="x" * 100_000)]
+    diagnosis = feedback.finish(results, "en")
+    assert len(results[0].output) == feedback.MAX_OUTPUT and results[0].output.endswith("…")
+    assert len(diagnosis["amp_update"]["message"]) <= feedback.MAX_OUTPUT
+
+
 def test_full_marks_have_no_diagnosis():
     assert feedback.finish([passed("amp_update", 1, "fine")], "en") == {}
 

@@ -11,6 +11,8 @@ import json
 import math
 
 from autograder import safe_files
+from autograder.i18n import LANGUAGES
+from autograder.i18n import text as t
 from autograder.results import GradeReport
 from autograder.reports.tidy import tidy
 
@@ -105,11 +107,12 @@ def load(path):
 
 def _notes(data):
     """The notes ``grade`` wrote into the top-level ``output`` (after its first
-    line, the flags being the ``Warning:`` lines)."""
+    line, the flags being the ``Warning:`` lines, in either language)."""
     output = data.get("output")
     if not isinstance(output, str):
         return []
-    return [line for line in output.split("\n")[1:] if line and not line.startswith("Warning: ")]
+    warnings = tuple(t("Warning: {flag}", lang, flag="") for lang in LANGUAGES)
+    return [line for line in output.split("\n")[1:] if line and not line.startswith(warnings)]
 
 
 def _clean_extra(extra):
@@ -120,7 +123,9 @@ def _clean_extra(extra):
     return {"seed": extra.get("seed", 0), "submission": extra.get("submission", ""),
             "flags": flags if isinstance(flags, list) else ([] if flags is None else [flags]),
             "isolation": extra.get("isolation") if isinstance(extra.get("isolation"), dict) else {},
-            "lab": extra.get("lab") if isinstance(extra.get("lab"), dict) else {}}
+            "lab": extra.get("lab") if isinstance(extra.get("lab"), dict) else {},
+            "diagnosis": extra.get("diagnosis") if isinstance(extra.get("diagnosis"), dict) else {},
+            "lang": extra.get("lang") if extra.get("lang") in LANGUAGES else "en"}
 
 
 def report_from(data):
