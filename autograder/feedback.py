@@ -85,11 +85,14 @@ def import_message(error, file_label):
     return _("{file} could not be imported: {error}", file=file_label, error=error.headline())
 
 
+def unwritten_todo(error):
+    """The TODO whose stub raised ``error`` (a StudentError), 0 if it is no stub's."""
+    return todos.stub_todo(error.type, error.message) if error is not None and error.kind == "exception" else 0
+
+
 def not_written(result):
     """Did this test stop on a stub's ``NotImplementedError('TODO n: ...')``?"""
-    error = result.error
-    return bool(error is not None and error.kind == "exception" and error.type == "NotImplementedError"
-                and result.blamed and re.match(r"\s*TODO\s+\d+", error.message or ""))
+    return bool(unwritten_todo(result.error))
 
 
 def _student_error_lines(result, file_label, lang):
@@ -113,7 +116,11 @@ def _hint_lines(result, lang):
 
 
 def choose_root(failed):
-    """The failing TODO the others build on (None when no failure names one)."""
+    """The failing TODO the others build on (None when no failure names one).
+    Nothing written yet: the first TODO, in the order the stub reads."""
+    unwritten = [unwritten_todo(result.error) for result in failed]
+    if unwritten and all(unwritten):
+        return min(unwritten)
     blamed = {}
     for result in failed:
         if result.blamed:
@@ -201,10 +208,7 @@ def _compose_module_problem(problem, failed, module, file_label, source, lang):
 def _compose_failures(failed, module, file_label, lang):
     if not failed:
         return None
-    # Nothing written yet: start with the first TODO, in the order the stub reads.
-    root = min(result.blamed for result in failed if result.blamed) \
-        if all(not_written(result) for result in failed) and any(result.blamed for result in failed) \
-        else choose_root(failed)
+    root = choose_root(failed)
     for result in failed:
         if root and result.blamed and result.blamed != root and root in todos.upstream(result.blamed):
             lines = [render(_("Fix TODO {todo} first: this test builds on it ({title}).", todo=root,

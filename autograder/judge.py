@@ -8,10 +8,10 @@ the ratio between them is a known mistake (K, 1/K, the scale ...), its name.
 Never the test's source.
 """
 import math
-import re
 
 import torch
 
+from autograder import todos
 from autograder.i18n import _
 from autograder.sandbox.client import Outcome
 
@@ -234,9 +234,9 @@ def describe_raised(names):
     if not names:
         return _("no exception")
     message = (names[-1] or "").rstrip(".")  # messages put their own full stop after it
-    unwritten = re.match(r"\s*TODO\s+(\d+)\b", message) if names[0] == "NotImplementedError" else None
+    unwritten = todos.stub_todo(names[0], message)
     if unwritten:  # a stub's TODO: say so in the run's language, not in the stub's words
-        return _("NotImplementedError (TODO {todo} is not written yet)", todo=int(unwritten.group(1)))
+        return _("NotImplementedError (TODO {todo} is not written yet)", todo=unwritten)
     return f"{names[0]}: {message}" if message else names[0]
 
 

@@ -6,14 +6,13 @@ with points, visibility, the module tag and feedback built from the test's
 hint and the failure -- never from a hidden test's source or its expected values.
 """
 import os
-import re
 import sys
 import time
 import zlib
 
 import pytest
 
-from autograder import MODULES
+from autograder import MODULES, feedback
 from autograder.i18n import _
 from autograder.judge import Mistake, StudentCodeFailed
 from autograder.results import TestResult
@@ -36,14 +35,6 @@ def _title(item):
     """The test's name as students read it: its docstring's first line, a catalog id."""
     doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
     return _(doc[0].strip().rstrip(".")) if doc else item.name.replace("test_", "", 1).replace("_", " ")
-
-
-def not_implemented_todo(error):
-    """The TODO number of a stub's ``NotImplementedError('TODO n: ...')`` (0 otherwise)."""
-    if error is None or error.kind != "exception" or error.type != "NotImplementedError":
-        return 0
-    found = re.match(r"\s*TODO\s+(\d+)\b", error.message or "")
-    return _todo(int(found.group(1))) if found else 0
 
 
 class GradingPlugin:
@@ -142,7 +133,7 @@ class GradingPlugin:
             result.detail = _("The test did not complete.")
         elif isinstance(excinfo.value, StudentCodeFailed):
             result.error = excinfo.value.error
-            unwritten = not_implemented_todo(result.error)
+            unwritten = feedback.unwritten_todo(result.error)
             if unwritten:
                 result.blamed = unwritten
         elif isinstance(excinfo.value, Mistake):

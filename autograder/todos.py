@@ -6,6 +6,8 @@ symptom points there. The order below is what the diagnosis uses: a failure
 in a TODO that others build on is fixed first, and the tests of the TODOs
 built on it say so instead of giving their own hints.
 """
+import re
+
 from autograder.i18n import _
 
 # module -> {todo: what it builds}
@@ -52,6 +54,13 @@ def module_of(todo):
 
 def title(todo):
     return TODOS.get(module_of(todo), {}).get(todo)
+
+
+def stub_todo(exception_type, message):
+    """The TODO a stub's ``NotImplementedError('TODO n: ...')`` names (0 for any other
+    exception, or a number that is no TODO of this assignment)."""
+    found = re.match(r"\s*TODO\s+(\d+)\b", message or "") if exception_type == "NotImplementedError" else None
+    return int(found.group(1)) if found and module_of(int(found.group(1))) else 0
 
 
 def upstream(todo):

@@ -10,6 +10,7 @@ through :mod:`autograder.reports.safe_text` and reaches rich as plain
 ``Text`` (never markup), so nothing printed here can act as a workflow command
 or a terminal control sequence.
 """
+import collections
 import io
 
 from rich import box
@@ -96,31 +97,24 @@ def _test_line(test, lang):
 
 
 def _test_blocks(tests, lang, max_lines, group=False):
-    """Each test and its feedback. With ``group``, tests whose feedback is the same
-    as an earlier one's (e.g. every test of a TODO not written yet) get one line."""
-    lines, shown = [], {}
+    """Each test and its feedback. With ``group``, a failed test whose feedback is
+    the same as an earlier one's in its module (e.g. every test of a TODO not
+    written yet) is only counted, under the first."""
+    repeats = collections.Counter((test.module, test.output) for test in tests if not test.passed and test.output)
+    lines, shown = [], set()
     for test in tests:
         key = (test.module, test.output)
-        if group and not test.passed and test.output and key in shown:
-            shown[key] += 1
+        if group and key in shown:
             continue
         lines.append(_test_line(test, lang))
         if not test.passed and test.output:
             lines += ["      " + line for line in feedback_lines(test.output, max_lines)]
             if group:
-                shown[key] = 0
-                lines.append(key)  # placeholder, replaced below
-    if not group:
-        return lines
-    result = []
-    for line in lines:
-        if isinstance(line, tuple):
-            if shown[line]:
-                result.append("      " + t("(the same feedback for {count} more failed test(s) of {module}; "
-                                            "--verbose lists them)", lang, count=shown[line], module=line[0]))
-            continue
-        result.append(line)
-    return result
+                shown.add(key)
+                if repeats[key] > 1:
+                    lines.append("      " + t("(the same feedback for {count} more failed test(s) of {module}; "
+                                              "--verbose lists them)", lang, count=repeats[key] - 1, module=test.module))
+    return lines
 
 
 def render(report, mode="compact", lang=None, show_output=None):
