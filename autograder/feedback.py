@@ -8,8 +8,9 @@ module:
   student knows it, line, the line itself with a caret), on its first test
   only; the others point to it;
 * otherwise the *root* is the failing TODO that the other failing TODOs build
-  on (autograder.todos); tests whose TODO builds on the root say "fix TODO n
-  first" instead of hinting at their own TODO;
+  on (autograder.todos); a test whose TODO builds on the root *and* whose own
+  check blamed the root says "fix TODO n first" instead of hinting at its own
+  TODO; every other failing test keeps naming its own TODO;
 * the module's diagnosis names the root TODO, the test that shows it and a
   one-line message.
 
@@ -210,7 +211,10 @@ def _compose_failures(failed, module, file_label, lang):
         return None
     root = choose_root(failed)
     for result in failed:
-        if root and result.blamed and result.blamed != root and root in todos.upstream(result.blamed):
+        # Only a test whose own check found the root TODO wrong (blamed it) says "fix it first":
+        # a test whose verdict does not follow from the root keeps naming its own TODO.
+        if root and result.blamed == root and result.todo and result.todo != root \
+                and root in todos.upstream(result.todo):
             lines = [render(_("Fix TODO {todo} first: this test builds on it ({title}).", todo=root,
                               title=todos.title(root) or ""), lang)]
             if result.error is not None:

@@ -144,12 +144,14 @@ def train_step(model, optimizer, microbatches, loss_fn, *, precision, scaler=Non
 
     # ==========================================
     # TODO 13：执行 step 或跳过更新，更新 scale，并清空梯度
-    # 作用：有 scaler 时先 scaler.step(optimizer)（发现 inf/NaN 会自动跳步）再 scaler.update()；
-    #       无 scaler 时只在 finite 时 optimizer.step()；返回前每个 param.grad 都为 None。
+    # 作用：有 scaler 时先 step 或跳过（scaler.step(optimizer) 发现 inf/NaN 会自动跳步；也可以
+    #       依据 finite 自己跳过），再 scaler.update()；无 scaler 时只在 finite 时 optimizer.step()；
+    #       返回前每个 param.grad 都为 None。
     # stepped = ???  # optimizer.step 是否真的执行了
     # ==========================================
-    # With a scaler: scaler.step(optimizer) (it skips by itself after an overflow), then
-    # scaler.update(), once per call. Without one: optimizer.step() only when finite.
+    # With a scaler: step or skip -- scaler.step(optimizer) skips by itself after an overflow,
+    # or skip yourself when not `finite` -- then scaler.update(), once per call. Without one:
+    # optimizer.step() only when finite.
     # `stepped`: did optimizer.step really run. Then set every parameter's grad to None.
     # >>> TODO 13: step or skip, update the scaler, set `stepped`, clear every param.grad
     if use_scaler:

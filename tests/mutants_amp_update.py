@@ -72,4 +72,6 @@ CASES = [
              'gradients = [gradient if gradient is None or scale == 1 else gradient / scale '
              'for gradient in scaled_gradients]')],
            ['test_unscale_leaves_inputs_untouched']),
+    Mutant('norm_sentinel_for_non_finite', 2, [('    return squared_sum.sqrt()', '    total = squared_sum.sqrt()\n    return total if torch.isfinite(total) else torch.tensor(-1.0)')],
+           ['test_global_norm_of_non_finite_gradients']),
 ]

@@ -2,10 +2,21 @@
 import pathlib
 
 import pytest
+from helpers import mutate
 
 VARIANTS = pathlib.Path(__file__).parent / "variants"
 CASES = [("amp_update", "amp_update_foreach.py"), ("amp_update", "amp_update_float64.py"),
          ("loss_scaler", "loss_scaler_tensor.py"), ("amp_training_step", "amp_training_step_alt.py")]
+REFERENCE_STEP = ('    if use_scaler:\n        scaler.step(optimizer)  # GradScaler skips by itself when it found inf/NaN\n'
+                  '        scaler.update()\n    elif finite:\n        optimizer.step()\n')
+# The contract says "then step or skip, then the scaler update": both of these are as right as the reference.
+STEP_OR_SKIP = {
+    # checks finiteness itself and calls scaler.step only on a finite update
+    "explicit_skip": '    if finite:\n        if use_scaler:\n            scaler.step(optimizer)\n        else:\n'
+                     '            optimizer.step()\n    if use_scaler:\n        scaler.update()\n',
+    # never calls scaler.step: after unscale_ and its own finite check it steps the optimizer directly
+    "direct_step": '    if finite:\n        optimizer.step()\n    if use_scaler:\n        scaler.update()\n',
+}
 
 
 @pytest.mark.parametrize("module, variant", CASES, ids=[c[1][:-3] for c in CASES])
@@ -15,3 +26,12 @@ def test_variant_gets_full_marks(grade_dir, module, variant, seed):
     failed = [f"{t.test_id}: {t.output}" for t in report.tests if not t.passed]
     assert not failed, "\n".join(failed)
     assert report.score == report.max_score == 100
+
+
+@pytest.mark.parametrize("style", sorted(STEP_OR_SKIP))
+@pytest.mark.parametrize("seed", [5, 2027])
+def test_step_or_skip_styles_get_full_marks(grade_dir, style, seed):
+    report = grade_dir({"amp_training_step": mutate("amp_training_step", (REFERENCE_STEP, STEP_OR_SKIP[style]))},
+                       seed=seed)
+    failed = [f"{t.test_id}: {t.output}" for t in report.tests if not t.passed]
+    assert not failed, "\n".join(failed)

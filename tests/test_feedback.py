@@ -37,10 +37,21 @@ def test_root_is_the_todo_the_others_build_on():
     shown = terminal.render(GradeReport(tests=results, seed=1, diagnosis=diagnosis))
     assert shown.index("FAIL  loss_scaler: growth") < shown.index("FAIL  loss_scaler: side by side"), \
         "the terminal lists the diagnosed test first"
-    for result in results[:2]:
-        if not result.passed:
-            assert todos_named(result.output) == {4}, result.output
-            assert "Fix TODO 4 first" in result.output and "What this test saw: off" in result.output
+    # their own checks did not find TODO 4 wrong: they keep naming their own TODO
+    for result, own in zip(results[:2], (8, 9)):
+        assert todos_named(result.output) == {own}, result.output
+
+
+def test_fix_first_only_where_the_test_found_the_root_wrong():
+    """A test says "fix TODO n first" only when its own check blamed TODO n (its inputs showed it
+    wrong); a failing test whose verdict does not follow from TODO n names its own TODO."""
+    results = [failed("amp_update", 3, "plan norm", blamed=2), failed("amp_update", 3, "plan nan"),
+               failed("amp_update", 2, "fp16 norm")]
+    diagnosis = feedback.finish(results, "en")
+    assert diagnosis["amp_update"]["todo"] == 2
+    plan_norm, plan_nan = results[0], results[1]
+    assert "Fix TODO 2 first" in plan_norm.output and "What this test saw: off" in plan_norm.output
+    assert todos_named(plan_nan.output) == {3} and "Fix TODO" not in plan_nan.output, plan_nan.output
 
 
 def test_independent_failures_keep_their_own_hints():

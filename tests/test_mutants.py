@@ -85,3 +85,48 @@ def test_runtime_delegation_is_refused(grade_dir):
     report = grade_dir({"loss_scaler": source}, seed=8)
     failed = [t for t in report.tests if t.module == "loss_scaler" and not t.passed]
     assert any("built by hand" in t.output for t in failed)
+
+
+TWO_MISTAKES = [
+    # a finite check that misses NaN (TODO 3) next to a norm squared in FP16 (TODO 2): the NaN test does not use the norm
+    ("amp_update", [("    finite = all(gradient is None or bool(torch.isfinite(gradient).all()) for gradient in gradients)",
+                     "    finite = all(gradient is None or bool((~torch.isinf(gradient)).all()) for gradient in gradients)"),
+                    ("            squared_sum = squared_sum + gradient.float().square().sum()",
+                     "            squared_sum = squared_sum + gradient.square().float().sum()")],
+     {"test_plan_catches_every_non_finite_value": 3}),
+    # BF16 never skipping (TODO 13) next to clipping before the finite check (TODO 12)
+    ("amp_training_step", [("    elif finite:\n        optimizer.step()\n", "    else:\n        optimizer.step()\n"),
+                           ("    finite = all(bool(torch.isfinite(grad).all()) for grad in grads)\n    if finite:\n"
+                            "        grad_norm = float(torch.nn.utils.clip_grad_norm_(parameters, max_norm))\n"
+                            "    else:\n        grad_norm = math.inf\n",
+                            "    grad_norm = float(torch.nn.utils.clip_grad_norm_(parameters, max_norm))\n"
+                            "    finite = all(bool(torch.isfinite(grad).all()) for grad in grads)\n"
+                            "    if not finite:\n        grad_norm = math.inf\n")],
+     {"test_bf16_skips_non_finite_without_scaler": 13}),
+]
+
+
+@pytest.mark.parametrize("module, replacements, own", TWO_MISTAKES, ids=["nan_and_fp16_norm", "bf16_and_clip_first"])
+def test_two_mistakes_each_test_names_its_own_todo(grade_dir, module, replacements, own):
+    """A failing test is sent to another TODO only when its own check found that TODO wrong."""
+    report = grade_dir({module: mutate(module, *replacements)}, seed=31)
+    for test_id, todo in own.items():
+        failed = [t for t in report.tests if t.test_id == test_id and not t.passed]
+        assert failed, f"{test_id} should fail"
+        for test in failed:
+            assert todos_named(test.output) == {todo}, test.output
+
+
+SEED_SENSITIVE = {"update_scale_grows_on_multiples", "plain_mean_ignores_weights", "ignores_weights",
+                  "class_grows_at_or_past_interval", "norm_sentinel_for_non_finite"}
+
+
+@pytest.mark.parametrize("module, case", [(m, c) for m, c in CASES if c.name in SEED_SENSITIVE],
+                         ids=[c.name for _m, c in CASES if c.name in SEED_SENSITIVE])
+def test_same_verdict_at_five_seeds(grade_dir, module, case):
+    """Mistakes whose test once drew its deciding case only at some seeds: every case that decides a
+    verdict is drawn at every seed, so the failed tests are the same at five seeds."""
+    source = mutate(module, *case.replacements)
+    verdicts = {frozenset(scores(grade_dir({module: source}, seed=seed, modules=[module]))[1])
+                for seed in (1, 22, 333, 4444, 55555)}
+    assert len(verdicts) == 1, f"{case.name}: the failed tests depend on the seed: {verdicts}"

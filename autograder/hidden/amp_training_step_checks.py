@@ -27,8 +27,8 @@ from autograder.judge import (
     numbers_message,
     raised_is,
 )
+from autograder.visible.amp_training_step_crashes import FILE, run_student
 
-FILE = "amp_training_step.py"
 REPORT_KEYS = {"stepped", "reason", "grad_norm", "scale_before", "scale_after", "num_microbatches"}
 # Relative tolerance on the parameter *updates*, by precision. Low-precision
 # matmuls round differently depending on where a correct implementation applies
@@ -57,6 +57,8 @@ MISTAKES = {
     "post_clip_norm": (12, _("grad_norm is the norm after clipping: report the pre-clip norm (the value "
                              "clip_grad_norm_ returns).")),
     "no_clip": (12, _("the gradients are not clipped to max_norm.")),
+    "max_norm_ignored": (12, _("the gradients are clipped to 1.0 whatever max_norm is: pass max_norm to "
+                               "clip_grad_norm_.")),
     "update_before_step": (13, _("scaler.update() runs before scaler.step(optimizer): update() starts a new "
                                  "iteration, so step() unscales the gradients a second time. Step (or skip) "
                                  "first, then update().")),
@@ -65,12 +67,13 @@ MISTAKES = {
 }
 # Mistakes combined three at a time (the others alone or in pairs): what changes the gradients.
 GRADIENT_MISTAKES = {"last_only", "unweighted", "mean_again", "fp32_autocast", "clip_before_unscale",
-                     "norm_before_unscale", "post_clip_norm", "no_clip"}
+                     "norm_before_unscale", "post_clip_norm", "no_clip", "max_norm_ignored"}
 # Pairs that describe the same code twice (or cancel out): never combined.
 EXCLUSIVE = [{"unweighted", "mean_again"}, {"clip_before_unscale", "norm_before_unscale"},
              {"post_clip_norm", "no_clip"}, {"clip_before_unscale", "no_clip"},
              {"norm_before_unscale", "post_clip_norm"}, {"clear_before_step", "no_clip"},
-             {"clear_before_step", "update_before_step"}]
+             {"clear_before_step", "update_before_step"}, {"max_norm_ignored", "no_clip"},
+             {"max_norm_ignored", "clip_before_unscale"}]
 NUMERIC = "numeric"  # a Mistake about numbers the mistake variants may explain
 
 
@@ -97,45 +100,6 @@ def single_update(spec):
     if "inject" in spec:
         single["inject"] = {key: value for key, value in spec["inject"].items() if key == "0"}
     return single
-
-
-def explain_crash(student, spec, error):
-    """(todo, why) for the GradScaler errors a misplaced scaler call raises, else None."""
-    message = error.message or ""
-    if "did not use scaler.scale" in message or "No inf checks were recorded for this optimizer" in message:
-        return 11, _("the GradScaler never saw a scaled loss: every microbatch's backward must run on "
-                     "scaler.scale(weighted loss).")
-    if "No inf checks were recorded prior to update" in message:
-        return 13, _("scaler.update() ran although no scaler.step(optimizer) came before it in this call.")
-    order = ("has already been called on this optimizer since the last update", "is being called after step()",
-             "step() has already been called since the last update")
-    if not any(text in message for text in order):
-        return None
-    if spec["updates"] > 1 and student.scenario("training_steps", single_update(spec)).ok:
-        return 13, _("the first call ran and a later one failed: scaler.update() must run once at the end of "
-                     "every call, after the step or the skip, so that the next call starts a new iteration.")
-    if "step() has already been called" in message:
-        return 13, _("scaler.step ran twice in one call: step (or skip) once, at the update boundary.")
-    if "after step()" in message:
-        return 12, _("scaler.unscale_ ran after scaler.step: unscale once at the update boundary, before the "
-                     "finite check, the norm and the clip.")
-    return 12, _("scaler.unscale_ ran twice in one call: unscale once, at the update boundary after the "
-                 "microbatch loop, never once per microbatch.")
-
-
-def run_student(student, spec):
-    outcome = student.scenario("training_steps", spec)
-    if outcome.ok:
-        return outcome.value
-    error = outcome.error
-    found = explain_crash(student, spec, error) if error.kind == "exception" else None
-    if found is None:
-        raise StudentCodeFailed(error, FILE)
-    todo, why = found
-    if error.line:
-        raise Mistake(_("{why}\nYour code raised `{error}` (line {line}: `{code}`).", why=why,
-                        error=error.headline(), line=error.line, code=error.code.strip()), todo)
-    raise Mistake(_("{why}\nYour code raised `{error}`.", why=why, error=error.headline()), todo)
 
 
 def run_both(student, spec):
@@ -225,6 +189,8 @@ def same_run(got, other, spec):
 
 def candidate_mistakes(spec):
     names = ["no_clip", "post_clip_norm", "clear_before_step"]
+    if spec.get("max_norm", 1.0) != 1.0:
+        names.append("max_norm_ignored")
     if spec["microbatches"] > 1:
         names = ["last_only", "unweighted", "mean_again"] + names
     if spec["precision"] == "fp16":

@@ -30,6 +30,7 @@ from autograder.judge import (
     raised_is,
     value_of,
 )
+from autograder.visible.loss_scaler_probe import step_lacks_own_unscale, step_skips_its_own_unscale
 
 FILE = "loss_scaler.py"
 UPDATE_SCALE, SCALE, UNSCALE, STEP, UPDATE, STATE = 4, 5, 6, 7, 8, 9
@@ -227,9 +228,16 @@ def grads_mistake(what, mismatch, scale, unscaled_explicitly):
 
 
 # -- one training run side by side -------------------------------------------------------------------
-def skip_mistake(k, poison, want_skip, before, after, called=None):
+def skip_mistake(k, poison, want_skip, before, after, called=None, own_unscale=False):
     """step() skipped where GradScaler did not (or the reverse). update()'s backoff
-    tells whether found_inf was recorded (then step ignored it) or not."""
+    tells whether found_inf was recorded (then step ignored it) or not; ``own_unscale``:
+    with an explicit unscale_() the skips are right, so step() did not unscale by itself."""
+    if own_unscale:
+        return Mistake(_("iteration {k}: GradScaler {want}, your scaler did not; with an explicit unscale_() before "
+                         "step() your scaler gets it right, so step() did not unscale by itself: step() must call "
+                         "unscale_ when it was not called in this iteration (that is where found_inf is recorded).",
+                         k=k, want=_("skips the step and backs off") if want_skip
+                         else _("steps and keeps the scale")), STEP)
     if called is not None and called > 1:
         return Mistake(_("iteration {k}: one step() called optimizer.step {count} times; it calls it once, or not at "
                          "all when the step is skipped.", k=k, count=called), STEP)
@@ -270,10 +278,12 @@ def check_iteration(student, got, want, spec, i):
         called = calls - (got["calls"][i - 1] if i else 0) if calls is not MISSING else None
         want_called = want_return is not None
         if called is not None and called != int(want_called):
-            raise skip_mistake(k, spec.get("inject", {}).get(str(i)), not want_called, before, after, called)
+            raise skip_mistake(k, spec.get("inject", {}).get(str(i)), not want_called, before, after, called,
+                               not explicit and step_skips_its_own_unscale(student, spec, want))
         if (got_return is None) != (want_return is None):
             if called is None:
-                raise skip_mistake(k, spec.get("inject", {}).get(str(i)), not want_called, before, after, called)
+                raise skip_mistake(k, spec.get("inject", {}).get(str(i)), not want_called, before, after, called,
+                                   not explicit and step_skips_its_own_unscale(student, spec, want))
             expect(False, _("iteration {k}: step() returned {got} although it {action}: it must return "
                             "optimizer.step()'s value when it steps, and None when it skips.", k=k,
                             got=shown(got_return), action=_("called optimizer.step") if called
@@ -383,7 +393,8 @@ def check_continuation(student, got, want, spec, first, options, start, label):
             break
         k, after = i + 1, at(got["scales"], i)
         if got["skipped"][i] != want["skipped"][i]:
-            raise skip_mistake(k, spec.get("inject", {}).get(str(i)), want["skipped"][i], scale, after)
+            raise skip_mistake(k, spec.get("inject", {}).get(str(i)), want["skipped"][i], scale, after,
+                               own_unscale=step_lacks_own_unscale(student))
         transition = ((scale, tracker, want["skipped"][i]), (want["scales"][i], want["trackers"][i]))
         if after is not MISSING and not (is_number(after) and math.isclose(after, want["scales"][i], rel_tol=1e-5)):
             raise transition_mistake(student, _("{what}, the scale after update {k}", what=label, k=k), shown(after),

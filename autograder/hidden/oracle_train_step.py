@@ -31,6 +31,7 @@ MISTAKES = {
     "norm_before_unscale": "grad_norm is measured on the still-scaled gradients; clipping is right",
     "post_clip_norm": "grad_norm is the norm after clipping",
     "no_clip": "the gradients are never clipped",
+    "max_norm_ignored": "the gradients are clipped to 1.0 (clip_grad_norm_'s usual value), not to max_norm",
     "update_before_step": "scaler.update() runs before scaler.step(optimizer), which then unscales again",
     "clear_before_step": "the gradients are cleared before the step, so the step moves nothing",
 }
@@ -83,7 +84,8 @@ def with_mistakes(mistakes=()):
         elif "no_clip" in mistakes:
             norm = _total_norm([p.grad for p in with_grad])
         else:
-            norm = float(torch.nn.utils.clip_grad_norm_(with_grad, max_norm))
+            limit = 1.0 if "max_norm_ignored" in mistakes else max_norm
+            norm = float(torch.nn.utils.clip_grad_norm_(with_grad, limit))
             if "post_clip_norm" in mistakes:
                 norm = _total_norm([p.grad for p in with_grad])
         if scaled_norm is not None and finite:

@@ -119,7 +119,7 @@ MISUSE = {
 }
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(7)
 @pytest.mark.hint(_("step: mark the optimizer as stepped for this iteration -- also when the step is skipped -- so "
                     "that a second step() or a later unscale_() raises RuntimeError until update()."))
@@ -225,7 +225,7 @@ def test_matches_gradscaler_real_fp16_overflow(student, seed):
 
 
 # -- TODO 9: state_dict ----------------------------------------------------------------------------------
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(9)
 @pytest.mark.hint(_("state_dict: return GradScaler's five keys with the scaler's current values (growth_interval and "
                     "_growth_tracker as ints), so that a fresh scaler loading it continues the same run."))
@@ -285,6 +285,32 @@ def test_fresh_state_dict_matches_gradscaler(student, seed):
                _("get_scale() of {what} is {got}, GradScaler's is {want}.", what=label, got=shown(a["get_scale"]),
                  want=shown(e["get_scale"])), STATE)
         check_state(a["after_scale"], e["after_scale"], _("state_dict() of {what} after a first scale()", what=label))
+
+
+@pytest.mark.points(1)
+@pytest.mark.todo(8)
+@pytest.mark.hint(_("update: a loaded tracker at or past growth_interval keeps counting without growth (the scale "
+                    "grows only when tracker + 1 equals growth_interval exactly), as GradScaler does."))
+def test_loaded_tracker_past_interval_never_grows(student, seed):
+    """after loading a tracker at or past growth_interval, clean updates count on without growth, like GradScaler"""
+    rng = random.Random(seed)
+    interval = rng.randint(2, 4)
+    # fixed structure: the tracker equals the interval or lies past it, and the run is long enough that a
+    # `>=` rule or a `% interval` rule would grow somewhere
+    state = {"scale": float(2 ** rng.randint(6, 12)), "growth_factor": 2.0, "backoff_factor": 0.5,
+             "growth_interval": interval, "_growth_tracker": interval + rng.choice([0, interval - 1])}
+    spec = {"seed": rng.randrange(10**6), "before": 0, "after": 2 * interval + 1, "load_state": state,
+            "scaler": {"init_scale": 1024.0},
+            "fresh": {"init_scale": 5.0, "growth_factor": 3.0, "backoff_factor": 0.25, "growth_interval": 1000}}
+    got, want = round_trip(student, spec)
+    stopped = got.get("stopped")
+    if stopped and stopped["iteration"] == 0 and stopped["call"] in ("state_dict", "__init__", "load_state_dict"):
+        raise stop_mistake(stopped)
+    check_continuation(student, got, want, spec, 0, rule_options(state), (state["scale"], state["_growth_tracker"]),
+                       _("after loading a tracker of {tracker} with growth_interval {interval}",
+                         tracker=state["_growth_tracker"], interval=interval))
+    if stopped:
+        raise stop_mistake(stopped)
 
 
 @pytest.mark.points(2)

@@ -8,11 +8,19 @@ import torch.nn.functional as F
 
 from autograder import scenarios
 from autograder.i18n import _
-from autograder.judge import Mistake, expect, expect_float_close, expect_updates_close, known_ratio, value_of
+from autograder.judge import (
+    Mistake,
+    StudentCodeFailed,
+    describe_raised,
+    expect,
+    expect_float_close,
+    expect_updates_close,
+    known_ratio,
+    raised_is,
+)
+from autograder.visible.amp_training_step_crashes import run_student
 
 pytestmark = [pytest.mark.module("amp_training_step"), pytest.mark.visibility("visible")]
-FILE = "amp_training_step.py"
-
 
 def reference_update(spec, weights=None, last_only=False, autocast=False):
     """An fp32 step on the weighted loss (default: the mean), clipped to max_norm: (parameters, pre-clip
@@ -63,6 +71,15 @@ def check_grad_norm(report, want, spec, tolerance):
     expect_float_close(got, want, _("grad_norm"), tolerance)
 
 
+def same_update(got, other, start, tolerance):
+    """Did training move the parameters as ``other`` did (relative to the change, per tensor)?"""
+    for a, e, s in zip(got, other, start):
+        wanted = (e.double() - s.double()).norm()
+        if float((a.double() - e.double()).norm()) > tolerance * max(float(wanted), 1e-12):
+            return False
+    return True
+
+
 def check_update(got, want, spec, tolerance):
     """The parameters' change against ``want``'s, with the two mistakes of the step part named."""
     start = scenarios.parameters_of(scenarios.build_model(spec["seed"]))
@@ -76,6 +93,11 @@ def check_update(got, want, spec, tolerance):
                         "1/scale: the gradients were unscaled a second time after the norm. Does scaler.update() "
                         "run before scaler.step(optimizer)? update() starts a new iteration, so step() unscales "
                         "again.", ratio=moved / wanted), 13)
+    max_norm = spec.get("max_norm", 1.0)
+    if max_norm != 1.0 and same_update(got["parameters"], reference_update(dict(spec, max_norm=1.0))[0], start,
+                                       tolerance):
+        raise Mistake(_("grad_norm is right, but the update is the one clipped to 1.0 instead of max_norm "
+                        "{max_norm:g}: pass max_norm to clip_grad_norm_.", max_norm=max_norm), 12)
     k = spec["microbatches"]
     expect_updates_close(got["parameters"], want, start, _("the parameters after the update"), tolerance,
                          factors={_("K (the losses are added, not weighted)"): k,
@@ -96,7 +118,7 @@ def first_report(got):
 def test_fp32_update_matches_plain_training(student):
     """fp32, two microbatches: same parameters and report as a plain training step"""
     spec = {"seed": 11, "precision": "fp32", "microbatches": 2, "updates": 1, "max_norm": 100.0}
-    got = value_of(student.scenario("training_steps", spec), FILE)
+    got = run_student(student, spec)
     report = first_report(got)
     want, norm = reference_update(spec)
     expect(report.get("stepped") is True, _("stepped should be True, got {got}.", got=repr(report.get("stepped"))))
@@ -115,7 +137,7 @@ def test_fp16_clips_after_unscaling(student):
     scale = 4096.0
     spec = {"seed": 13, "precision": "fp16", "microbatches": 2, "updates": 1, "max_norm": 0.05,
             "scaler": {"init_scale": scale}}
-    got = value_of(student.scenario("training_steps", spec), FILE)
+    got = run_student(student, spec)
     report = first_report(got)
     want, norm = reference_update(spec)
     check_grad_norm(report, norm, spec, 5e-2)
@@ -130,7 +152,7 @@ def test_fp16_overflow_skips(student):
     """fp16 with an inf input: no step, parameters unchanged, scale halved"""
     spec = {"seed": 12, "precision": "fp16", "microbatches": 2, "updates": 1,
             "scaler": {"init_scale": 1024.0}, "inject": {"0": {"microbatch": 1, "value": "inf"}}}
-    got = value_of(student.scenario("training_steps", spec), FILE)
+    got = run_student(student, spec)
     report = first_report(got)
     expect(report.get("reason") == "non_finite_gradient",
            _("reason should be 'non_finite_gradient', got {got}.", got=repr(report.get("reason"))), 12)
@@ -156,7 +178,7 @@ def test_bf16_skips_non_finite_without_scaler(student):
     """bf16 with an inf input: no step, parameters unchanged, both scales 1.0"""
     spec = {"seed": 14, "precision": "bf16", "microbatches": 2, "updates": 1,
             "inject": {"0": {"microbatch": 1, "value": "inf"}}}
-    got = value_of(student.scenario("training_steps", spec), FILE)
+    got = run_student(student, spec)
     report = first_report(got)
     expect(report.get("reason") == "non_finite_gradient",
            _("reason should be 'non_finite_gradient', got {got}: the finite check must see the NaN/inf "
@@ -171,3 +193,50 @@ def test_bf16_skips_non_finite_without_scaler(student):
     untouched = scenarios.parameters_of(scenarios.build_model(spec["seed"]))
     changed = sum(not torch.equal(a, b) for a, b in zip(got["parameters"], untouched))
     expect(changed == 0, _("{count} parameter tensor(s) changed although the step was skipped.", count=changed))
+
+
+# -- the public tests' other checks (exercises/tests/test_amp_training_step.py), graded here too -----
+@pytest.mark.todo(10)
+@pytest.mark.points(1)
+@pytest.mark.hint(_("'bf16' autocasts the forward to torch.bfloat16; 'fp32' runs it without autocast "
+                    "(enabled=False), in float32."))
+def test_bf16_autocasts_the_forward(student):
+    """under 'bf16' the first Linear layer computes in bfloat16; under 'fp32' in float32"""
+    for precision, want, todo in (("bf16", "torch.bfloat16", 10), ("fp32", "torch.float32", 11)):
+        got = run_student(student, {"seed": 15, "precision": precision, "microbatches": 1, "updates": 1})
+        seen = got["forward_dtypes"]
+        expect(seen == [want], _("precision {precision}: the first Linear layer computed in {got}, expected {want}.",
+                                 precision=repr(precision), got=", ".join(seen) or "-", want=want), todo)
+
+
+@pytest.mark.todo(10)
+@pytest.mark.points(1)
+@pytest.mark.hint(_("'fp16' needs an enabled GradScaler: without one, or with a disabled one (is_enabled() is "
+                    "False), raise ValueError."))
+def test_fp16_needs_an_enabled_scaler(student):
+    """'fp16' without a scaler, or with a disabled GradScaler, raises ValueError"""
+    outcome = student.scenario("training_step_errors", {"seed": 16, "cases": ["fp16_without_scaler",
+                                                                             "fp16_disabled_scaler"]})
+    if not outcome.ok:
+        raise StudentCodeFailed(outcome.error, "amp_training_step.py")
+    labels = {"fp16_without_scaler": _("precision 'fp16' without a scaler"),
+              "fp16_disabled_scaler": _("precision 'fp16' with a disabled GradScaler")}
+    for case, result in outcome.value.items():
+        expect(raised_is(result["raised"], "ValueError"),
+               _("{case}: expected ValueError, got {raised}.", case=labels[case],
+                 raised=describe_raised(result["raised"])))
+
+
+@pytest.mark.todo(12)
+@pytest.mark.points(1)
+@pytest.mark.hint(_("scaler.scale once per microbatch inside the loop; scaler.unscale_ once per call, after it."))
+def test_unscale_exactly_once_per_update(student):
+    """fp16, K=3, two calls: scaler.scale three times per call, scaler.unscale_ once per call"""
+    spec = {"seed": 17, "precision": "fp16", "microbatches": 3, "updates": 2, "max_norm": 100.0,
+            "scaler": {"init_scale": 1024.0, "growth_interval": 1000}}
+    calls = run_student(student, spec)["scaler_calls"]
+    expect(calls["scale"] == 6, _("scaler.scale ran {count} times in two calls of 3 microbatches, expected 6: one "
+                                  "scaled backward per microbatch.", count=calls["scale"]), 11)
+    expect(calls["unscale_"] == 2,
+           _("scaler.unscale_ ran {count} times in two calls, expected 2: once per call, after the microbatch loop "
+             "(not counting the one scaler.step makes itself when none came before).", count=calls["unscale_"]))

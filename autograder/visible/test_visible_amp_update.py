@@ -26,7 +26,7 @@ def plan_of(student, *args, **kwargs):
     return plan
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(1)
 @pytest.mark.hint(_("unscale_gradients: divide each gradient by scale into a new tensor (no in-place division); "
                     "keep None in its place."))
@@ -65,7 +65,7 @@ def test_global_norm_across_parameters(student):
     expect_close(norm, torch.tensor(13.0), _("the norm"), 1e-6, 0.0, reveal=True)
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(3)
 @pytest.mark.hint(_("plan_mixed_precision_update: unscale, check finiteness, then the norm of the real gradients "
                     "and clipping by min(1, max_norm / (norm + 1e-12))."))
@@ -118,3 +118,66 @@ def test_overflow_skips_update(student):
                                               got=plan["next_scale"]))
         expect(plan["reason"] == "non_finite_gradient",
                _("reason should be 'non_finite_gradient', got {got!r}.", got=plan["reason"]))
+
+
+# -- the public tests' other checks (exercises/tests/test_amp_update.py), graded here too ------------
+@pytest.mark.points(1)
+@pytest.mark.todo(1)
+@pytest.mark.hint(_("unscale_gradients: each gradient comes back in its own dtype (FP16 stays FP16, BF16 stays "
+                    "BF16): divide by the Python number scale, not by an FP32 tensor."))
+def test_unscale_keeps_dtype(student):
+    """FP16 and BF16 gradients come back unscaled in their own dtype"""
+    scaled = [torch.tensor([2.0, -4.0], dtype=torch.float16), torch.tensor([8.0], dtype=torch.bfloat16)]
+    gradients = value_of(student.call("unscale_gradients", scaled, 4.0), FILE)
+    expect(isinstance(gradients, list) and len(gradients) == 2,
+           _("unscale_gradients should return a list of 2 entries, got {got}.", got=kind_of(gradients)))
+    for index, (got, want) in enumerate(zip(gradients, (torch.tensor([0.5, -1.0], dtype=torch.float16),
+                                                        torch.tensor([2.0], dtype=torch.bfloat16)))):
+        expect_tensor_values(got, want, _("gradients[{index}]", index=index), scale_factors(4.0))
+
+
+@pytest.mark.points(1)
+@pytest.mark.todo(2)
+@pytest.mark.hint(_("global_grad_norm: convert each gradient to FP32 before squaring: FP16 squares above 65504 "
+                    "overflow to inf."))
+def test_global_norm_fp16_does_not_overflow(student):
+    """global_grad_norm of FP16 [300, 400] is 500, not inf"""
+    norm = value_of(student.call("global_grad_norm", [torch.tensor([300.0, 400.0], dtype=torch.float16)]), FILE)
+    expect_tensor(norm, _("the norm"), dtype=torch.float32, shape=())
+    expect(math.isclose(float(norm), 500.0, rel_tol=1e-6),
+           _("the norm of FP16 [300, 400]: got {got:g}, expected 500 = sqrt(300² + 400²); 300² = 90000 is above FP16's "
+             "largest value 65504, so square in FP32.", got=float(norm)))
+
+
+@pytest.mark.points(1)
+@pytest.mark.todo(3)
+@pytest.mark.hint(_("plan_mixed_precision_update: unscale first; the norm and the clip coefficient come from the "
+                    "real-scale gradients."))
+def test_clipping_uses_the_real_scale_norm(student):
+    """with scale 65536, [3, 4] × 65536 clips by max_norm 1 / real norm 5 = 0.2"""
+    scaled = [torch.tensor([3.0, 4.0]) * 65536.0]
+    plan = plan_of(student, scaled, scale=65536.0, max_norm=1.0)
+    with blaming_upstream(student, scaled, 65536.0):
+        coefficient = plan["clip_coefficient"]
+        expect(isinstance(coefficient, float), _("clip_coefficient should be a Python float, got {got}.",
+                                                 got=kind_of(coefficient)))
+        expect(math.isclose(coefficient, 0.2, rel_tol=1e-6),
+               numbers_message(_("clip_coefficient (max_norm 1 / real norm 5)"), coefficient, 0.2,
+                               {_("1/65536 (the norm of the still-scaled gradients was used)"): 1 / 65536}))
+        expect_tensor_values(plan["gradients"][0], torch.tensor([0.6, 0.8]), _("gradients[0] (clipped)"),
+                             scale_factors(65536.0))
+
+
+@pytest.mark.points(1)
+@pytest.mark.todo(3)
+@pytest.mark.hint(_("finite check: NaN counts as non-finite too, in every tensor, not only the first one "
+                    "(torch.isfinite(...).all() on each)."))
+def test_nan_in_a_later_tensor_skips(student):
+    """a NaN in the last of three gradients (one None between) skips the step"""
+    scaled = [torch.tensor([1.0, 2.0]), None, torch.tensor([3.0, float("nan")])]
+    plan = plan_of(student, scaled, scale=4.0, max_norm=10.0)
+    expect(plan["should_step"] is False,
+           _("should_step should be False when the last gradient holds a NaN, got {got!r}.", got=plan["should_step"]))
+    expect(plan["reason"] == "non_finite_gradient",
+           _("reason should be 'non_finite_gradient', got {got!r}.", got=plan["reason"]))
+    expect(plan["next_scale"] == 2.0, _("next_scale should be 4 × 0.5 = 2.0, got {got!r}.", got=plan["next_scale"]))

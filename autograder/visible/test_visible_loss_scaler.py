@@ -7,6 +7,7 @@ import torch
 from autograder import scenarios
 from autograder.i18n import _
 from autograder.judge import describe_raised, expect, expect_relative_error, value_of
+from autograder.visible.loss_scaler_probe import step_skips_its_own_unscale
 
 pytestmark = [pytest.mark.module("loss_scaler"), pytest.mark.visibility("visible")]
 FILE = "loss_scaler.py"
@@ -20,7 +21,7 @@ def built_by_hand(no_delegation):
     """Every loss_scaler test first checks that the module does not delegate."""
 
 
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 @pytest.mark.todo(4)
 @pytest.mark.hint(_("update_scale: count clean iterations; grow when the count reaches growth_interval; back off and "
                     "reset the count on inf."))
@@ -39,7 +40,7 @@ def test_update_scale_sequence(student):
         scale, tracker = result
 
 
-@pytest.mark.points(3)
+@pytest.mark.points(2)
 @pytest.mark.todo(7)
 @pytest.mark.hint(_("step: an inf gradient makes step() skip optimizer.step and return None; update() then halves "
                     "the scale."))
@@ -62,6 +63,12 @@ def test_skip_on_inf_matches_gradscaler(student):
         if called != (want_return is not None):
             # update() backing off shows whether unscale_ recorded the inf
             recorded = (after < before) == (want_return is None)
+            if not recorded and step_skips_its_own_unscale(student, spec, want):
+                expect(False, _("iteration {k}: GradScaler {want}, your scaler did not; with an explicit unscale_() "
+                                "before step() your scaler gets it right, so step() did not unscale by itself: "
+                                "step() must call unscale_ when it was not called in this iteration.", k=i + 1,
+                                want=_("skips the step and backs off") if want_return is None
+                                else _("steps and keeps the scale")), STEP)
             if not recorded:
                 expect(False, _("iteration {k}: GradScaler {want}, your scaler did not, and update() moved the scale "
                                 "{before} -> {after}: unscale_ recorded found_inf wrongly.", k=i + 1, before=before,
@@ -85,3 +92,85 @@ def test_skip_on_inf_matches_gradscaler(student):
                UPDATE if stale else CALL_TODO.get(stopped["call"], UPDATE))
     expect_relative_error(got["parameters"], want["parameters"], _("the parameters after training"), 1e-5,
                           todo=STEP)
+
+
+# -- the public tests' other checks (exercises/tests/test_loss_scaler.py), graded here too -----------
+def describe_tensor(value):
+    """'131072 (torch.float32)' for a one-element tensor, else its repr."""
+    if torch.is_tensor(value) and value.numel() == 1:
+        return "{:g} ({})".format(float(value), value.dtype)
+    return repr(value)
+
+
+def _gradscaler(**options):
+    return torch.amp.GradScaler("cpu", **options)
+
+
+@pytest.mark.points(1)
+@pytest.mark.todo(5)
+@pytest.mark.hint(_("scale: multiply by the scale held as a 0-dim FP32 tensor: a 0-dim FP16 loss of 2.0 times "
+                    "65536 is then promoted to FP32 (131072), not FP16 inf."))
+def test_scale_keeps_fp16_loss_finite(student):
+    """scale() of a 0-dim FP16 loss of 2.0 at scale 65536 gives 131072 in FP32"""
+    spec = {"dtype": "float16", "shape": [], "value": 2.0, "scaler": {"init_scale": 65536.0}}
+    got = value_of(student.scenario("scaler_scale_loss", spec), FILE)
+    want = scenarios.scaler_scale_loss(_gradscaler, spec)
+    scaled = got.get("scaled")
+    expect(torch.is_tensor(scaled) and scaled.dtype == want["scaled"].dtype and torch.equal(scaled, want["scaled"]),
+           _("scale() of a 0-dim FP16 loss of 2.0 at scale 65536: got {got}, GradScaler gives 131072.0 "
+             "(torch.float32).", got=describe_tensor(scaled)))
+
+
+@pytest.mark.points(1)
+@pytest.mark.todo(6)
+@pytest.mark.hint(_("unscale_: a second unscale_ in the same iteration raises RuntimeError, as GradScaler does."))
+def test_second_unscale_raises(student):
+    """a second unscale_ in one iteration raises RuntimeError"""
+    got = value_of(student.scenario("scaler_misuse", {"cases": ["double_unscale"]}), FILE)["double_unscale"]
+    expect(got.get("raised") and "RuntimeError" in got["raised"],
+           _("the second unscale_() in one iteration: expected RuntimeError, got {raised}.",
+             raised=describe_raised(got.get("raised"))))
+
+
+@pytest.mark.points(1)
+@pytest.mark.todo(7)
+@pytest.mark.hint(_("step: unscale only when unscale_ was not called in this iteration; after an explicit unscale_ "
+                    "step() must not divide by the scale again."))
+def test_one_unscale_per_iteration(student):
+    """step() after an explicit unscale_ unscales nothing more; without it, step() unscales once"""
+    for explicit in (True, False):
+        spec = {"seed": 21, "iterations": 2, "explicit_unscale": explicit,
+                "scaler": {"init_scale": 8.0, "growth_interval": 1000}}
+        got = value_of(student.scenario("scaler_training", spec), FILE)
+        want = scenarios.scaler_training(_gradscaler, spec)
+        case = _("unscale_() then step()") if explicit else _("step() alone")
+        expect_relative_error(got["parameters"], want["parameters"],
+                              _("{case}: the parameters after two iterations", case=case), 1e-5, todo=STEP)
+
+
+@pytest.mark.points(1)
+@pytest.mark.todo(9)
+@pytest.mark.hint(_("state_dict: GradScaler's five keys (scale, growth_factor, backoff_factor, growth_interval, "
+                    "_growth_tracker); load_state_dict restores exactly that state."))
+def test_state_dict_keys(student):
+    """state_dict has GradScaler's five keys and a fresh scaler loading it reports the same state"""
+    spec = {"seed": 22, "before": 2, "after": 1, "scaler": {"init_scale": 1024.0, "growth_interval": 3},
+            "fresh": {"init_scale": 2.0, "growth_factor": 4.0, "backoff_factor": 0.25, "growth_interval": 50}}
+    got = value_of(student.scenario("scaler_state_round_trip", spec), FILE)
+    want = scenarios.scaler_state_round_trip(_gradscaler, spec)
+    stopped = got.get("stopped")
+    expect(not stopped, _("{call}() raised {error}.", call=(stopped or {}).get("call"),
+                          error=str(describe_raised((stopped or {}).get("raised"))).rstrip(". ")),
+           CALL_TODO.get((stopped or {}).get("call"), STATE))
+    keys = sorted(want["saved"])
+    saved = got.get("saved")
+    expect(isinstance(saved, dict) and sorted(saved) == keys,
+           _("state_dict() has the keys {got}, GradScaler's has {want}.",
+             got=", ".join(sorted(saved)) if isinstance(saved, dict) else repr(saved), want=", ".join(keys)))
+    for key in keys:
+        expect(isinstance(saved[key], (int, float)) and math.isclose(saved[key], want["saved"][key], rel_tol=1e-6),
+               _("state_dict()['{key}'] after two iterations is {got}, GradScaler's is {want}.", key=key,
+                 got=repr(saved[key]), want=repr(want["saved"][key])))
+    expect(got.get("echo") == saved,
+           _("a fresh scaler that loaded this state reports {got} from state_dict(), expected the saved {want}.",
+             got=repr(got.get("echo")), want=repr(saved)))

@@ -1,24 +1,32 @@
 """Loads the module under test from the exercises folder (or from the folder named
-by AMP_EXERCISES_DIR), inside each test: a broken module fails only its own tests."""
+by AMP_EXERCISES_DIR), inside each test: a broken module fails only its own tests.
+
+Each module is loaded on its own, as the grader loads it: the other exercise files are
+not importable from it (每个模块单独加载，与评分器一致：模块之间不能互相 import)."""
 import importlib.util
 import os
 import pathlib
-import sys
 
 import pytest
 
 EXERCISES_DIR = pathlib.Path(os.environ.get("AMP_EXERCISES_DIR", pathlib.Path(__file__).parent.parent)).resolve()
+MODULES = ("amp_update", "loss_scaler", "amp_training_step")
 
 
 def load(name):
     path = EXERCISES_DIR / f"{name}.py"
     if not path.exists():
         pytest.fail(f"{path} does not exist")
-    if str(EXERCISES_DIR) not in sys.path:
-        sys.path.insert(0, str(EXERCISES_DIR))  # lets your modules import each other
     spec = importlib.util.spec_from_file_location(f"student_{name}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except ModuleNotFoundError as error:
+        if error.name in MODULES:
+            pytest.fail(f"{name}.py imports {error.name}: 每个模块单独评分，不能 import 另一个练习文件，请把需要的代码"
+                        f"放进 {name}.py。 / The grader grades each module on its own, so {name}.py cannot import "
+                        f"{error.name}.py: copy what it needs into {name}.py.", pytrace=False)
+        raise
     return module
 
 
