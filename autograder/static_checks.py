@@ -19,6 +19,7 @@ Names the student defines (``class DynamicGradScaler``), strings, messages,
 comments and docstrings are never uses: only what resolves to torch's objects is.
 """
 import ast
+import functools
 from dataclasses import dataclass
 
 from autograder.static_names import IMPORTERS, Names, imported_paths
@@ -37,7 +38,7 @@ _REVIEW_PATHS = ("autograder", "torch._C", "torch._VF", "torch.library", "torch.
 # Attributes of a torch object that hand out its files or code.
 _SOURCE_ATTRIBUTES = ("__file__", "__spec__", "__loader__", "__path__", "__code__", "__cached__")
 _SOURCE_READERS = ("inspect.getsource", "inspect.getsourcelines", "inspect.getsourcefile", "inspect.getfile",
-                   "inspect.findsource", "inspect.getmodule")
+                   "inspect.findsource")
 _MODULES_WRITERS = ("pop", "popitem", "update", "setdefault", "clear", "__setitem__", "__delitem__")
 # Where a lookup we cannot read could still land on the scaler.
 _REACHING = ("torch", "torch.amp", "torch.cuda", "torch.cuda.amp", "torch.cpu", "torch.cpu.amp",
@@ -66,12 +67,28 @@ def _is_review(path):
         or (parts[0] == "torch" and parts[-1] in _SOURCE_ATTRIBUTES)
 
 
+def _annotation_nodes(tree):
+    """Nodes inside annotations: they describe a value, they do not use torch's objects."""
+    roots = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            roots.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            roots.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            roots.append(node.annotation)
+    return {id(child) for root in roots if root is not None for child in ast.walk(root)}
+
+
 class _Scanner:
     def __init__(self, tree):
         self.names = Names(tree)
+        self.annotations = _annotation_nodes(tree)
         self.found = set()
 
     def add(self, kind, node, what):
+        if kind == "delegation" and id(node) in self.annotations:  # worth a look, not a zero
+            kind, what = "uncertain", f"an annotation naming {what}"
         self.found.add(Finding(kind, getattr(node, "lineno", 0), what))
 
     def judge_path(self, node, path):
@@ -127,17 +144,18 @@ class _Scanner:
             self.add("uncertain", node, f"{base}[<a key the check cannot read>]")
 
 
+@functools.lru_cache(maxsize=16)  # the suites ask once per loss_scaler test
 def scan(source):
-    """Every :class:`Finding` in ``source``, by line (empty for source that does not parse:
+    """Every :class:`Finding` in ``source``, by line (none for source that does not parse:
     the import fails anyway and every test says so)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return []
+        return ()
     scanner = _Scanner(tree)
     for node in ast.walk(tree):
         scanner.visit(node)
-    return sorted(scanner.found, key=lambda finding: (finding.line, finding.kind, finding.what))
+    return tuple(sorted(scanner.found, key=lambda finding: (finding.line, finding.kind, finding.what)))
 
 
 def _first_per_line(findings, kind):
