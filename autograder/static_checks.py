@@ -29,12 +29,16 @@ _SCALER_PATHS = ("torch.amp.GradScaler", "torch.amp.grad_scaler", "torch.GradSca
                  "torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler",
                  "torch.cpu.amp.GradScaler", "torch.cpu.amp.grad_scaler",
                  "torch.distributed.fsdp.sharded_grad_scaler", "torch.distributed.fsdp.ShardedGradScaler")
-# Paths whose use is a sign of reaching around the runtime guard.
+# Paths whose use is a sign of reaching around the runtime guard: the guard itself, the
+# dispatcher it registers with, the objects it keeps, and ways to find, read or re-run
+# torch's files. A hand-built scaler needs none of them.
 _REVIEW_PATHS = ("autograder", "torch._C", "torch._VF", "torch.library", "torch.ops", "torch._ops",
                  "torch.utils._python_dispatch", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
                  "builtins.exec", "builtins.eval", "builtins.compile", "importlib.reload", "imp.reload",
-                 "runpy", "ctypes", "importlib.util.spec_from_file_location", "importlib.util.module_from_spec",
-                 "importlib.machinery.SourceFileLoader", "importlib.machinery.SourcelessFileLoader")
+                 "runpy", "ctypes", "marshal", "zipimport", "linecache", "pkgutil", "site", "sysconfig",
+                 "importlib.util.spec_from_file_location", "importlib.util.module_from_spec",
+                 "importlib.util.find_spec", "importlib.machinery", "importlib.resources", "importlib.metadata",
+                 "types.CodeType", "types.FunctionType")
 # Attributes of a torch object that hand out its files or code.
 _SOURCE_ATTRIBUTES = ("__file__", "__spec__", "__loader__", "__path__", "__code__", "__cached__")
 _SOURCE_READERS = ("inspect.getsource", "inspect.getsourcelines", "inspect.getsourcefile", "inspect.getfile",
@@ -42,7 +46,7 @@ _SOURCE_READERS = ("inspect.getsource", "inspect.getsourcelines", "inspect.getso
 _MODULES_WRITERS = ("pop", "popitem", "update", "setdefault", "clear", "__setitem__", "__delitem__")
 # Where a lookup we cannot read could still land on the scaler.
 _REACHING = ("torch", "torch.amp", "torch.cuda", "torch.cuda.amp", "torch.cpu", "torch.cpu.amp",
-             "torch.distributed", "torch.distributed.fsdp", "sys.modules", "builtins")
+             "torch.distributed", "torch.distributed.fsdp", "sys.modules", "builtins", "importlib")
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,8 @@ class Names:
                 return self.paths[node.id]
             if node.id in self.local:
                 return None
+            if node.id == "__builtins__":
+                return "builtins"
             if node.id in _BUILTINS:
                 return "builtins." + node.id
             return f"{self.stars[0]}.{node.id}" if self.stars else None
@@ -152,6 +154,16 @@ class Names:
         if func == "builtins.vars" and len(node.args) == 1:
             base = self.path(node.args[0])
             return f"{base}.__dict__" if base else None
+        if func in ("builtins.object.__getattribute__", "builtins.type.__getattribute__") and len(node.args) == 2:
+            base, name = self.path(node.args[0]), self.text(node.args[1])
+            return f"{base}.{name}" if base and name else None
+        if func and func.rsplit(".", 1)[-1] in ("__getattribute__", "__getattr__") and len(node.args) == 1:
+            name = self.text(node.args[0])
+            return f"{func.rsplit('.', 1)[0]}.{name}" if name else None
+        if isinstance(node.func, ast.Call) and self.path(node.func.func) == "operator.attrgetter" \
+                and len(node.func.args) == 1 and len(node.args) == 1:
+            base, name = self.path(node.args[0]), self.text(node.func.args[0])
+            return f"{base}.{name}" if base and name else None
         if func in IMPORTERS and node.args:
             name = self.text(node.args[0])
             if name is None:
@@ -172,6 +184,8 @@ class Names:
             return None
         if base == "sys.modules":
             return key
+        if base == "builtins":  # __builtins__ may be the module's dict
+            return f"builtins.{key}"
         if base.endswith(".__dict__"):
             return f"{base[:-len('.__dict__')]}.{key}"
         return None

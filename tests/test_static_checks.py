@@ -36,6 +36,10 @@ DELEGATING = {
     "import_module": "import importlib\nm = importlib.import_module('torch.' + 'amp.' + 'grad_scaler')\n",
     "__import__": "m = __import__('torch.amp.grad_' + 'scaler')\n",
     "sys.modules read": "import sys\nm = sys.modules['torch.amp.grad_scaler']\n",
+    "__getattribute__": "import torch\ns = torch.amp.__getattribute__('Grad' + 'Scaler')\n",
+    "object.__getattribute__": "import torch\ns = object.__getattribute__(torch.amp, 'GradScaler')\n",
+    "operator.attrgetter": "import operator, torch\ns = operator.attrgetter('amp.GradScaler')(torch)\n",
+    "star import": "from torch.amp import *\ns = GradScaler('cpu')\n",
     "private op": "import torch\nop = torch._amp_update_scale_\n",
     "private op via getattr": "import torch\nop = getattr(torch, '_amp_' + 'foreach_non_finite_check_and_unscale_')\n",
     "private op via _VariableFunctions": "import torch\nop = torch._C._VariableFunctions._amp_update_scale_\n",
@@ -86,6 +90,9 @@ REVIEW = {
     "sys.modules assignment": "import sys\nsys.modules['torch.amp'] = None\n",
     "sys.modules deletion": "import sys\ndel sys.modules['torch.amp']\n",
     "sys.modules pop": "import sys\nsys.modules.pop('torch.amp', None)\n",
+    "exec through __builtins__": "run = __builtins__['ex' + 'ec']\n",
+    "find_spec": "import importlib.util\nspec = importlib.util.find_spec('torch')\n",
+    "importlib.resources": "from importlib import resources\nfiles = resources.files('torch')\n",
     "spec_from_file_location": "import importlib.util\nspec = importlib.util.spec_from_file_location('g', 'x.py')\n",
 }
 
