@@ -11,8 +11,11 @@ whether that is worth a look.
 """
 import ast
 import builtins
+import re
 
 _MAX_TEXT = 1000  # folded strings longer than this are not names anyone imports
+_MAX_NUMBER = 10**6  # and no width or count above this builds one
+_WIDE = re.compile(r"\d{7,}")  # a format width that would allocate megabytes in the judge
 _STR_METHODS = frozenset({"join", "format", "replace", "lower", "upper", "strip", "lstrip", "rstrip",
                           "capitalize", "title", "swapcase", "casefold", "removeprefix", "removesuffix",
                           "decode", "encode"})
@@ -92,14 +95,26 @@ class Names:
             elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
                 pairs = [(node.target, node.value)]
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name not in self.returns:
-                found = {self.path(child.value) for child in ast.walk(node)
-                         if isinstance(child, ast.Return) and child.value is not None}
-                if len(found) == 1 and None not in found:
-                    self.returns[node.name] = found.pop()
-                    changed = True
+                changed |= self._guarded(self._bind_returns, node)
             for target, value in pairs:
-                changed |= self._bind(target, value)
+                changed |= self._guarded(self._bind, target, value)
         return changed
+
+    @staticmethod
+    def _guarded(bind, *nodes):
+        """Code nested past the recursion limit binds nothing (the scan flags it where it is used)."""
+        try:
+            return bind(*nodes)
+        except RecursionError:
+            return False
+
+    def _bind_returns(self, node):
+        found = {self.path(child.value) for child in ast.walk(node)
+                 if isinstance(child, ast.Return) and child.value is not None}
+        if len(found) == 1 and None not in found:
+            self.returns[node.name] = found.pop()
+            return True
+        return False
 
     def _bind(self, target, value):
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
@@ -240,11 +255,13 @@ class Names:
         if isinstance(op, ast.Mult):
             count = right if isinstance(right, int) else left
             if isinstance(count, int) and 0 <= count <= _MAX_TEXT:
-                return left * right
+                return _bounded(left * right)
             raise NotConstant()
+        if isinstance(op, ast.Mod):
+            _check_template(left, right)
         try:
-            return left + right if isinstance(op, ast.Add) else left % right
-        except (TypeError, ValueError, KeyError):
+            return _bounded(left + right if isinstance(op, ast.Add) else left % right)
+        except (TypeError, ValueError, KeyError, OverflowError):
             raise NotConstant() from None
 
     def _formatted(self, part):
@@ -252,6 +269,7 @@ class Names:
             return part.value
         value = self.constant(part.value)
         spec = self.constant(part.format_spec) if part.format_spec is not None else ""
+        _check_template(spec, ())
         conversion = {-1: format, 115: lambda v, s: format(str(v), s), 114: lambda v, s: format(repr(v), s),
                       97: lambda v, s: format(ascii(v), s)}[part.conversion]
         try:
@@ -280,6 +298,8 @@ class Names:
             method = getattr(owner, node.func.attr, None)
             if method is None:
                 raise NotConstant()
+            if node.func.attr == "format":
+                _check_template(owner, args)
             try:
                 return method(*args)
             except (TypeError, ValueError, KeyError, IndexError, LookupError):
@@ -294,4 +314,18 @@ class Names:
                 return tuple(reversed(args[0])) if func.endswith("reversed") else tuple(args[0])
         except (TypeError, ValueError, OverflowError):
             raise NotConstant() from None
+        raise NotConstant()
+
+
+def _bounded(value):
+    if isinstance(value, (int, float)) and abs(value) > _MAX_NUMBER:
+        raise NotConstant()
+    return value
+
+
+def _check_template(template, args):
+    """Refuse a format whose width (in the template or taken from an argument) is huge."""
+    values = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    if isinstance(template, str) and _WIDE.search(template) or \
+            any(isinstance(value, int) and abs(value) > _MAX_NUMBER for value in values):
         raise NotConstant()

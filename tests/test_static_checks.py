@@ -138,6 +138,15 @@ def test_source_that_does_not_parse_has_no_findings():
     assert scan("def broken(:\n") == () and find_delegation("def broken(:\n") is None
 
 
+def test_hostile_source_cannot_break_or_bloat_the_check():
+    """Nesting deeper than the recursion limit is a flag; a format width of 10**8 is not folded
+    (it would build a 100 MB string in the judge), so the lookup stays unread."""
+    deep = "import torch\nx = torch" + ".a" * 20000 + "\n"
+    assert [f.kind for f in scan(deep)] == ["uncertain"]
+    for wide in ("f\"{'a':>99999999}\"", "'{0:{1}}'.format('a', 99999999)", "'%99999999s' % 'a'"):
+        assert [f.kind for f in scan(f"import torch\nx = getattr(torch, {wide})\n")] == ["uncertain"]
+
+
 def _honest_sources():
     import mutants_loss_scaler
 
