@@ -2,6 +2,7 @@
 student's amp_update.py through the sandbox, GradScaler in the judge."""
 import pytest
 from helpers import ROOT, make_submission, mutate
+from language_check import english_runs
 
 from autograder.conformance_check import CHECKS
 from autograder.conformance_cli import check_submission, render
@@ -70,7 +71,7 @@ def test_command_prints_in_chinese_and_exits_by_the_result(tmp_path, capsys):
     assert main(["conformance", "--submission", str(tmp_path / "wrong"), "--lang", "zh"]) == 1
     out = capsys.readouterr().out
     assert "框架一致性核对" in out and "[失败] scale_backoff_match" in out and "[通过] local_overflow_skips" in out
-    assert "4 项核对中有 1 项未通过" in out
+    assert "4 项核对中有 1 项未通过" in out and not english_runs(out), english_runs(out)
 
     make_submission(tmp_path / "right")
     assert main(["conformance", "--submission", str(tmp_path / "right"), "--lang", "en"]) == 0

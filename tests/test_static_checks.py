@@ -4,6 +4,7 @@ pending review, lookups it cannot read are TA flags; names, strings and messages
 the student's own never count."""
 import pytest
 from helpers import ROOT, mutate, solution_source
+from language_check import english_runs
 
 from autograder.static_checks import find_delegation, review_signs, scan, ta_flags, uncertain_uses
 
@@ -230,3 +231,20 @@ def test_uncertain_lookup_is_flagged_and_keeps_the_points(grade_dir):
     tests, score, total = _scaler(report)
     assert score == total, [f"{t.test_id}: {t.output}" for t in tests if not t.passed]
     assert any("getattr(torch.amp" in flag and "no points taken" in flag for flag in report.flags)
+
+
+def test_review_hold_speaks_both_languages_and_spares_other_modules():
+    from autograder.engine import apply_review_verdict
+    from autograder.results import TestResult
+
+    results = [TestResult(name=n, module=m, max_score=1.0, score=1.0, passed=True, output="")
+               for n, m in (("a", "loss_scaler"), ("b", "amp_update"))]
+    flags = []
+    apply_review_verdict(results, "import gc\n\nobjects = gc.get_objects()\n", flags)
+    held, other = results
+    assert (held.score, held.passed, other.score, other.passed) == (0.0, False, 1.0, True)
+    assert "line 3 uses gc.get_objects" in held.detail.render("en")
+    chinese = held.detail.render("zh")
+    assert "第 3 行" in chinese and "复核" in chinese and not english_runs(chinese)
+    assert flags == ["loss_scaler.py line 3: gc.get_objects, a sign of undoing the built-by-hand guard; "
+                     "Module 2 held at 0 pending review"]
