@@ -13,6 +13,7 @@ COMMANDS = {
     "grade": "autograder.cli_grade",
     "classroom-report": "autograder.cli_classroom_report",
     "check-lab": "autograder.lab_check",
+    "conformance": "autograder.conformance_cli",
     "export-template": "autograder.template_export",
     "grade-many": "autograder.batch_cli",
     "merge-scores": "autograder.batch_cli",

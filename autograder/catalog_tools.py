@@ -4,7 +4,7 @@ Ids are found by Babel's Python extractor (keywords ``_`` and ``t``,
 message = first argument) plus the first docstring line of every graded test
 (a test's title is what a student reads as its name). Each id belongs to one
 catalog file: the suites of a module to ``<module>.po``, the GPU-lab checks to ``lab.po``,
-everything else to
+the students' conformance check to ``conformance.po``, everything else to
 ``grader.po``, so that people translating different areas never edit the
 same file.
 
@@ -30,6 +30,8 @@ def area_of(path):
     path = pathlib.Path(path)
     if path.name.startswith("lab_"):
         return "lab"
+    if path.name.startswith("conformance_"):
+        return "conformance"
     if path.parent.name in SUITE_DIRS:
         for module in sorted(MODULES, key=len, reverse=True):
             if module in path.stem:

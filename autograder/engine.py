@@ -19,7 +19,7 @@ import secrets
 import tempfile
 import time
 
-from autograder import MODULES, feedback, integrity, submission
+from autograder import MODULES, feedback, integrity, static_checks, submission
 from autograder.i18n import _, set_language
 from autograder.i18n import text as t
 from autograder.results import GradeReport, TestResult
@@ -144,6 +144,25 @@ def apply_delegation_verdict(results, delegation):
     return results
 
 
+def apply_review_verdict(results, source, flags):
+    """Module 2 is held at 0 pending review where its source shows signs of undoing the
+    runtime guard; those and the lookups the static check cannot read become TA flags."""
+    signs = static_checks.review_signs(source)
+    flags += static_checks.ta_flags(source)
+    if not signs or static_checks.find_delegation(source):  # a certain use says more than a sign
+        return results
+    message = _("loss_scaler.py line {line} uses {what}, which can switch off the grader's check that Module 2 is "
+                "built by hand. "
+                "Module 2 is held at 0 until the course staff have reviewed it; a scaler built by hand needs "
+                "none of this, so remove it or tell the staff why it is there.",
+                line=signs[0].line, what=signs[0].what)
+    for test in results:
+        if test.module == "loss_scaler" and test.max_score:
+            test.score, test.passed = 0.0, False
+            test.detail, test.error, test.hint, test.blamed = message, None, None, 0
+    return results
+
+
 def _order(results):
     modules = list(MODULES) + ["gpu_lab", "grader"]
     return sorted(results, key=lambda test: (modules.index(test.module) if test.module in modules else 99,
@@ -201,7 +220,9 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
         if leftovers:
             flags.append(f"{leftovers} process(es) of this submission were still running after its "
                          "boxes were closed and were killed")
-        apply_delegation_verdict(results, sandboxes["loss_scaler"].delegation)
+        if not modules or "loss_scaler" in modules:
+            apply_review_verdict(results, sources["loss_scaler"], flags)
+        apply_delegation_verdict(results, sandboxes["loss_scaler"].delegation)  # what the worker saw says most
         confinement = isolation.combine([report for sandbox in sandboxes.values()
                                          for report in sandbox.isolation])
         tampered = guard.changes()
