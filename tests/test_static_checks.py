@@ -195,7 +195,7 @@ def _scaler(report):
 def test_honest_scaler_named_or_worded_like_gradscaler_gets_full_marks(grade_dir, name, source):
     report = grade_dir({"loss_scaler": source}, seed=31, modules=("loss_scaler",))
     tests, score, total = _scaler(report)
-    assert total == 36
+    assert total == report.by_module()["loss_scaler"][1] > 30  # every loss_scaler test ran
     assert score == total, [f"{t.test_id}: {t.output}" for t in tests if not t.passed]
     assert not report.flags
 
