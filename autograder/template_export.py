@@ -43,6 +43,16 @@ LANGUAGE_COMMENT = ('# Language of the grader\'s feedback: "zh" or "en". Do not 
                     '# AUTOGRADER_LANG=en.\n')
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cache",
                                  "train-amp-backward_*", "results.json")
+# gpu_lab/STAFF.md says how check-lab judges a record's plausibility: a guide to
+# forging one. It stays with the course staff, and so does any link to it.
+LAB_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cache",
+                                     "train-amp-backward_*", "results.json", "STAFF.md")
+STAFF_LINK = re.compile(r"[ \t]*·?[^·\n]*\[[^\]\n]*\]\(STAFF\.md\)")
+# Markers only this repository's own tests use: a student's pytest never sees them.
+DEVELOPMENT_MARKERS = ("hostile",)
+STUDENT_REQUIREMENTS_HEADER = (
+    "# What the exercises and the grader need. Install the CPU build of torch first\n"
+    "# (README.md, section 1): a plain `pip install torch` on Linux downloads a multi-GB CUDA build.\n")
 
 STUDENT_GITIGNORE = """\
 __pycache__/
@@ -73,6 +83,8 @@ def student_pyproject(text):
     lines = text.splitlines()
     out, replaced = [], False
     for line in lines:
+        if any(re.match(rf'\s*"{marker}:', line) for marker in DEVELOPMENT_MARKERS):
+            continue
         if re.match(r"\s*testpaths\s*=", line):
             # drop the comment block that explains the development layout
             while out and out[-1].lstrip().startswith("#"):
@@ -92,6 +104,9 @@ def student_pyproject(text):
     config = tomllib.loads(result)
     if config["tool"]["pytest"]["ini_options"]["testpaths"] != ["exercises/tests"]:
         raise ExportError("could not adapt pyproject.toml's testpaths for students")
+    markers = config["tool"]["pytest"]["ini_options"].get("markers", [])
+    if any(marker.split(":")[0].strip() in DEVELOPMENT_MARKERS for marker in markers):
+        raise ExportError("could not drop the development test markers from the student pyproject.toml")
     if config["tool"].get("autograder", {}).get("lang") != STUDENT_LANGUAGE:
         raise ExportError("could not set [tool.autograder] lang in the student pyproject.toml")
     return result
@@ -112,6 +127,23 @@ def with_feedback_language(text, lang):
     else:
         section = "\n" + LANGUAGE_COMMENT + f'lang = "{lang}"' + section
     return text[:header.end()] + section + text[end:]
+
+
+def student_requirements(text):
+    """requirements.txt with a header for students instead of the development
+    one (which points at CI files the template does not have)."""
+    lines = text.splitlines()
+    while lines and lines[0].lstrip().startswith("#"):
+        lines.pop(0)
+    result = STUDENT_REQUIREMENTS_HEADER + "\n".join(lines).lstrip("\n") + "\n"
+    if ".ci/" in result or ".github/" in result:
+        raise ExportError("requirements.txt names CI files in a comment the template would ship")
+    return result
+
+
+def student_lab_readme(text):
+    """The lab's README without its link to the staff notes."""
+    return STAFF_LINK.sub("", text)
 
 
 def _write(path, text):
@@ -138,10 +170,14 @@ def build_template(dest):
     (dest / "autograder" / "hidden").mkdir()
     shutil.copyfile(_require(TEMPLATE_FILES / "hidden-README.md"),
                     dest / "autograder" / "hidden" / "README.md")
-    _copy_tree(ROOT / "gpu_lab", dest / "gpu_lab")
+    shutil.copytree(ROOT / "gpu_lab", dest / "gpu_lab", ignore=LAB_IGNORED, symlinks=False)
+    lab_readme = dest / "gpu_lab" / "README.md"
+    if lab_readme.is_file():
+        _write(lab_readme, student_lab_readme(lab_readme.read_text(encoding="utf-8")))
     _write(dest / LAB_RESULTS / ".gitkeep", "")
 
-    shutil.copyfile(ROOT / "requirements.txt", dest / "requirements.txt")
+    _write(dest / "requirements.txt", student_requirements(
+        _require(ROOT / "requirements.txt").read_text(encoding="utf-8")))
     _write(dest / "pyproject.toml",
            student_pyproject(_require(ROOT / "pyproject.toml").read_text(encoding="utf-8")))
     shutil.copyfile(_require(TEMPLATE_FILES / "README.md"), dest / "README.md")
@@ -149,7 +185,7 @@ def build_template(dest):
     (dest / ".github" / "workflows").mkdir(parents=True)
     shutil.copyfile(ROOT / WORKFLOW, dest / WORKFLOW)
 
-    leaked = [p for p in ("solutions", "tests", "tools") if (dest / p).exists()]
+    leaked = [p for p in ("solutions", "tests", "tools", "gpu_lab/STAFF.md") if (dest / p).exists()]
     leaked += [str(p.relative_to(dest)) for p in (dest / "autograder" / "hidden").glob("test_*")]
     if leaked:  # belt and braces: the copy rules above must never let these through
         raise ExportError(f"refusing to leave {leaked} in the student template")

@@ -103,6 +103,88 @@ def test_template_leaks_no_solution_and_no_hidden_test(export):
                 assert line not in shipped_text, f"{hidden.name}: {line}"
 
 
+# What a student reads: the README, the lab's guide, the hidden folder's note, the
+# stubs and public tests, requirements.txt and pyproject.toml.
+STUDENT_TEXTS = ("README.md", "requirements.txt", "pyproject.toml", "gpu_lab/README.md",
+                 "autograder/hidden/README.md")
+REPO_PATH = re.compile(r"(?<![\w./-])((?:\.ci|\.github|docs|solutions|tests|tools|benchmarks|gpu_lab|autograder|"
+                       r"exercises)/[A-Za-z0-9_./-]*[A-Za-z0-9_/])")
+
+
+def student_texts(template):
+    paths = [template / name for name in STUDENT_TEXTS if (template / name).is_file()]
+    paths += sorted((template / "exercises").rglob("*.py"))
+    return {p.relative_to(template).as_posix(): p.read_text(encoding="utf-8") for p in paths}
+
+
+def test_template_ships_no_staff_notes(export):
+    template, _ = export
+    assert (ROOT / "gpu_lab" / "STAFF.md").is_file(), "the course repository keeps the staff notes"
+    assert not (template / "gpu_lab" / "STAFF.md").exists()
+    linked = [name for name, text in student_texts(template).items() if "STAFF.md" in text]
+    assert not linked, f"links to the staff notes: {linked}"
+    assert "[English](#english)" in (template / "gpu_lab" / "README.md").read_text(encoding="utf-8")
+
+
+def test_student_files_name_only_what_the_template_has(export):
+    """Every repository path a student-facing text names exists in the template
+    (no `.ci/run`, no docs/ or tests/ the template does not carry)."""
+    template, _ = export
+    missing = []
+    for name, text in student_texts(template).items():
+        for path in REPO_PATH.findall(text):
+            if "<" in path or "*" in path or path.endswith(".json") and "train-amp-backward_" in path:
+                continue  # a placeholder, or a lab record the student's own run writes
+            if not (template / path.rstrip("/")).exists():
+                missing.append(f"{name}: {path}")
+    assert not missing, "\n".join(missing)
+
+
+def test_template_has_no_development_leftovers(export):
+    import tomllib
+
+    template, _ = export
+    config = tomllib.loads((template / "pyproject.toml").read_text(encoding="utf-8"))
+    markers = [m.split(":")[0] for m in config["tool"]["pytest"]["ini_options"].get("markers", [])]
+    assert "hostile" not in markers
+    requirements = (template / "requirements.txt").read_text(encoding="utf-8")
+    assert ".ci/" not in requirements and "torch==" in requirements
+    def pins(text):
+        return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+    assert pins(requirements) == pins((ROOT / "requirements.txt").read_text(encoding="utf-8"))
+
+
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def test_the_cpu_wheel_index_is_named_one_way_everywhere(export):
+    """The CPU build comes from PyTorch's index alone (`--index-url`, torch only,
+    then the rest from PyPI): never `--extra-index-url`, which lets pip pick
+    either index for every package."""
+    texts = {"README.md": (ROOT / "README.md").read_text(encoding="utf-8"),
+             "template README.md": (export[0] / "README.md").read_text(encoding="utf-8")}
+    texts.update({p.name: p.read_text(encoding="utf-8") for p in (ROOT / ".github" / "workflows").glob("*.yml")})
+    for name, text in texts.items():
+        assert "--extra-index-url" not in text, name
+        for line in text.splitlines():
+            if CPU_INDEX in line and "pip install" in line:
+                assert re.search(r"--index-url\s+" + re.escape(CPU_INDEX), line), f"{name}: {line}"
+    assert any(CPU_INDEX in line and "--index-url" in line for line in texts["README.md"].splitlines())
+
+
+def test_readme_says_where_to_grade_from_and_that_stays_true(export, tmp_path):
+    """From inside exercises/ Python cannot find the grader: both READMEs say so
+    (with the error a student sees) and tell them to grade from the root."""
+    template = pathlib.Path(shutil.copytree(export[0], tmp_path / "fresh"))
+    proc = run(["-m", "autograder", "grade", "--quiet"], cwd=template / "exercises", env=clean_env())
+    assert proc.returncode != 0 and "No module named autograder" in proc.stderr
+    for readme in (ROOT / "README.md", template / "README.md"):
+        text = readme.read_text(encoding="utf-8")
+        assert "works too" not in text, readme
+        assert text.count("No module named autograder") >= (2 if readme.parent == template else 1), readme
+
+
 def test_bare_pytest_runs_the_public_tests(export):
     import tomllib
 
