@@ -523,3 +523,65 @@ def test_replaced_visible_test_is_flagged_and_grading_completes(student_repo):
     assert trivial and all(t["tags"] == ["grader"] for t in trivial)
     # the replaced tests are gone (in the template only visible tests grade amp_update)
     assert data["extra_data"]["modules"].get("amp_update", {"max_score": 0})["max_score"] < 31
+
+
+# --------------------------------------------------------------------------- the local grade is honest
+
+TWO_AMP_UPDATE_BUGS = [  # squares summed in FP16, and a finite check that misses NaN
+    ("squared_sum = squared_sum + gradient.float().square().sum()",
+     "squared_sum = squared_sum + gradient.square().sum().float()"),
+    ("bool(torch.isfinite(gradient).all())", "bool((~torch.isinf(gradient)).all())"),
+]
+
+
+def with_amp_update_bugs(student):
+    from helpers import mutate
+
+    for module in MODULES:
+        shutil.copyfile(ROOT / "solutions" / f"{module}.py", student / "exercises" / f"{module}.py")
+    (student / "exercises" / "amp_update.py").write_text(mutate("amp_update", *TWO_AMP_UPDATE_BUGS),
+                                                         encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_local_grade_without_hidden_tests_never_claims_a_module_is_done(student_repo, tmp_path, lang):
+    """In the template every module's hidden points are unknown here: each line says
+    how many were not run, and neither the terminal nor the job summary shows a
+    check mark, not even for the module with two real bugs or the correct ones."""
+    from autograder import assignment_points
+
+    with_amp_update_bugs(student_repo)
+    summary = tmp_path / "summary.md"
+    proc = run(["-m", "autograder", "grade", "--seed", "5", "--summary", str(summary), "--lang", lang],
+               cwd=student_repo, env=clean_env(COLUMNS="80"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = json.loads((student_repo / "results.json").read_text(encoding="utf-8"))
+    assert data["extra_data"]["hidden_not_run"] == assignment_points.HIDDEN_POINTS
+    assert not any(t["visibility"] == "hidden" for t in data["tests"])
+    stdout = proc.stdout
+    assert "✓" not in stdout and "✅" not in stdout
+    table = stdout[:stdout.index("\n\n")]
+    for module in MODULES:
+        (row,) = [line for line in table.splitlines() if line.startswith(module + " ")]
+        points = i18n.text("{points} hidden points", lang, points=str(assignment_points.hidden_points(module)))
+        assert points in row, row
+    assert all(len(line) <= 80 for line in stdout.splitlines())
+    markdown = summary.read_text(encoding="utf-8")
+    rows = {module: next(line for line in markdown.splitlines() if line.startswith(f"| `{module}` |"))
+            for module in MODULES}
+    for module, row in rows.items():
+        assert "✅" not in row, row
+        assert i18n.text("{score:g} / {maximum:g} visible · {points:g} hidden points not run", lang, score=0,
+                         maximum=0, points=assignment_points.hidden_points(module)).split("·")[1].strip() in row
+    heading = markdown.splitlines()[0]
+    assert heading.startswith("## " + i18n.text("Autograding, visible tests only: {score:g} / {maximum:g}", lang,
+                                                score=data["score"], maximum=data["max_score"]))
+
+
+def test_template_readme_does_not_say_the_local_grade_is_githubs(export):
+    """The local grade runs the visible tests only: neither half of the README
+    says it grades "as GitHub does"."""
+    chinese, english = readme_halves((export[0] / "README.md").read_text(encoding="utf-8"))
+    assert "和 GitHub 上一样" not in chinese and "as GitHub grades" not in english
+    assert "隐藏测试" in chinese.split("python -m autograder grade ", 1)[1].splitlines()[0]
+    assert "hidden" in english.split("python -m autograder grade ", 1)[1].splitlines()[0]
