@@ -110,9 +110,13 @@ class GradeReport:
     def to_gradescope(self):
         visible_passed, visible_total = self.count("visible")
         hidden_passed, hidden_total = self.count("hidden")
-        summary = t("Visible tests passed: {visible_passed}/{visible_total}. Hidden tests passed: "
-                       "{hidden_passed}/{hidden_total}.", self.lang, visible_passed=visible_passed,
-                       visible_total=visible_total, hidden_passed=hidden_passed, hidden_total=hidden_total)
+        if hidden_total:
+            summary = t("Visible tests passed: {visible_passed}/{visible_total}. Hidden tests passed: "
+                        "{hidden_passed}/{hidden_total}.", self.lang, visible_passed=visible_passed,
+                        visible_total=visible_total, hidden_passed=hidden_passed, hidden_total=hidden_total)
+        else:  # not "0/0": the notes say why no hidden test ran
+            summary = t("Visible tests passed: {visible_passed}/{visible_total}.", self.lang,
+                        visible_passed=visible_passed, visible_total=visible_total)
         return {
             "score": _number(self.score), "max_score": _number(self.max_score),
             "output": "\n".join([summary] + self.notes
