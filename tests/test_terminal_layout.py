@@ -90,3 +90,10 @@ def test_english_breaks_at_spaces_only():
     lines = wrap.wrap(text, 30)
     assert all(cell_len(line) <= 30 for line in lines)
     assert " ".join(lines) == text
+
+
+def test_a_word_longer_than_the_line_is_cut_and_continuation_lines_hang():
+    lines = wrap.wrap("FAIL  amp_update: " + "x" * 100 + " 0/1 (hidden)", 40, hang="    ")
+    assert all(cell_len(line) <= 40 for line in lines), lines
+    assert lines[0] == "FAIL  amp_update:" and all(line.startswith("    ") for line in lines[1:])
+    assert "".join(line.strip() for line in lines).count("x") == 100

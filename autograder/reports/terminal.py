@@ -27,6 +27,7 @@ from autograder.reports.tidy import tidy
 OUTPUT_LINES = 10
 MIN_WIDTH = 40      # narrower terminals get lines of this width (and wrap them themselves)
 FEEDBACK_INDENT = "      "
+TEST_LINE_HANG = "    "   # a wrapped test line continues less indented than its feedback
 _GAP = 3            # cells between two columns of the table (padding, rule, padding)
 NARROW_DIAGNOSIS = 40  # below this many cells the diagnosis goes under the table, not beside it
 
@@ -165,7 +166,7 @@ def _test_blocks(tests, lang, max_lines, width, group=False):
         key = (test.module, test.output)
         if group and key in shown:
             continue
-        lines += wrap.wrap_hanging(_test_line(test, lang), width, "")
+        lines += wrap.wrap(_test_line(test, lang), width, hang=TEST_LINE_HANG)
         if not test.passed and test.output:
             for line in feedback_lines(test.output, max_lines):
                 lines += wrap.wrap_hanging(line, width, FEEDBACK_INDENT)

@@ -46,18 +46,20 @@ def _fold(unit, width):
     return pieces + [current] if current else pieces
 
 
-def wrap(text, width):
-    """``text`` as lines of at most ``width`` cells (its own newlines kept)."""
+def wrap(text, width, hang=""):
+    """``text`` as lines of at most ``width`` cells (its own newlines kept); a
+    line's continuation lines keep its indentation, plus ``hang``."""
     width = max(int(width), 1)
     lines = []
     for source in str(text).split("\n"):
         if cell_len(source) <= width:  # as it is: keeps a code excerpt and its caret aligned
             lines.append(source.rstrip())
             continue
-        indent = source[:len(source) - len(source.lstrip(" "))]
-        if cell_len(indent) >= width // 2:
-            indent = ""
-        current, used = indent, cell_len(indent)
+        first = source[:len(source) - len(source.lstrip(" "))]
+        if cell_len(first) >= width // 2:
+            first = ""
+        indent = first + hang if cell_len(first + hang) < width // 2 else first
+        current, used = first, cell_len(first)
         started = False
         for space, unit in _units(source):
             gap = space.replace("\t", " ") if started else ""
@@ -65,12 +67,11 @@ def wrap(text, width):
             if started and used + len(gap) + size > width:
                 lines.append(current.rstrip())
                 current, used, gap, started = indent, cell_len(indent), "", False
-            if used + size > width:
-                pieces = _fold(unit, width - used)
-                for piece in pieces[:-1]:
-                    lines.append(current + piece)
-                    current, used = indent, cell_len(indent)
-                unit, size = pieces[-1], cell_len(pieces[-1])
+            while used + size > width:  # longer than a whole line: cut it, each piece as wide as fits
+                piece = _fold(unit, width - used)[0]
+                lines.append(current + piece)
+                unit, size = unit[len(piece):], cell_len(unit[len(piece):])
+                current, used = indent, cell_len(indent)
             current += gap + unit
             used += len(gap) + size
             started = True
