@@ -44,9 +44,11 @@ LANGUAGE_COMMENT = ('# Language of the grader\'s feedback: "zh" or "en". Do not 
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cache",
                                  "train-amp-backward_*", "results.json")
 # gpu_lab/STAFF.md says how check-lab judges a record's plausibility: a guide to
-# forging one. It stays with the course staff, and so does any link to it.
+# forging one. It stays with the course staff, and so does any link to it, and so
+# does the staff's script for a prepared GPU run (gpu_run.sh).
+LAB_STAFF_FILES = ("STAFF.md", "gpu_run.sh")
 LAB_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cache",
-                                     "train-amp-backward_*", "results.json", "STAFF.md")
+                                     "train-amp-backward_*", "results.json", *LAB_STAFF_FILES)
 STAFF_LINK = re.compile(r"[ \t]*·?[^·\n]*\[[^\]\n]*\]\(STAFF\.md\)")
 # Markers only this repository's own tests use: a student's pytest never sees them.
 DEVELOPMENT_MARKERS = ("hostile",)
@@ -185,7 +187,8 @@ def build_template(dest):
     (dest / ".github" / "workflows").mkdir(parents=True)
     shutil.copyfile(ROOT / WORKFLOW, dest / WORKFLOW)
 
-    leaked = [p for p in ("solutions", "tests", "tools", "gpu_lab/STAFF.md") if (dest / p).exists()]
+    leaked = [p for p in ("solutions", "tests", "tools", *(f"gpu_lab/{name}" for name in LAB_STAFF_FILES))
+              if (dest / p).exists()]
     leaked += [str(p.relative_to(dest)) for p in (dest / "autograder" / "hidden").glob("test_*")]
     if leaked:  # belt and braces: the copy rules above must never let these through
         raise ExportError(f"refusing to leave {leaked} in the student template")
