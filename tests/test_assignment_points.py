@@ -35,3 +35,24 @@ def test_every_module_has_visible_and_hidden_points(suite_points):
         assert suite_points.get(f"{module}|visible", 0) > 0, module
         assert assignment_points.hidden_points(module) > 0, module
     assert assignment_points.hidden_points("gpu_lab") == 0
+
+
+def test_points_not_run_travel_through_results_json():
+    """A grade without hidden tests stores what it did not run; the job summary
+    rebuilt from results.json (classroom-report) still shows it and no check mark."""
+    from autograder.reports import results_file, summary_md, terminal
+    from autograder.results import GradeReport, TestResult
+
+    tests = [TestResult(name="amp_update: t", module="amp_update", max_score=8, score=8, passed=True, output="",
+                        visibility="visible")]
+    report = GradeReport(tests=tests, seed=1, lang="en", hidden_not_run={"amp_update": 23})
+    data = report.to_gradescope()
+    assert data["extra_data"]["hidden_not_run"] == {"amp_update": 23}
+    read = results_file.report_from(data)
+    assert read.hidden_not_run == {"amp_update": 23}
+    summary = summary_md.render(read)
+    row = next(line for line in summary.splitlines() if line.startswith("| `amp_update` |"))
+    assert "23 hidden points not run" in row and "✅" not in row
+    assert "✓" not in terminal.render(read, width=120) and "23 hidden points" in terminal.render(read, width=120)
+    full = GradeReport(tests=tests, seed=1, lang="en")  # the hidden tests ran: done is done
+    assert "✓" in terminal.render(full, width=120) and "✅" in summary_md.render(full)
