@@ -20,7 +20,8 @@ REPOSITORY_ROOT = pathlib.Path(__file__).resolve().parent.parent
 def add_parser(subparsers):
     lang = resolve_language(root=str(REPOSITORY_ROOT))
     parser = subparsers.add_parser("grade", help=t("grade a submission (default: exercises/)", lang),
-                                   description=t("Grade your exercises with the visible and hidden tests.", lang))
+                                   description=t("Grade your exercises with the grader's visible tests, and its hidden "
+                                                 "tests where they are installed (not in a student repository).", lang))
     parser.add_argument("--submission", default=None, metavar="DIR",
                         help=t("folder holding amp_update.py, loss_scaler.py, amp_training_step.py "
                                "(default: exercises/ of this repository)", lang))

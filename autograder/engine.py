@@ -19,7 +19,7 @@ import secrets
 import tempfile
 import time
 
-from autograder import MODULES, feedback, integrity, static_checks, submission
+from autograder import MODULES, assignment_points, feedback, integrity, static_checks, submission
 from autograder.i18n import _, set_language
 from autograder.i18n import text as t
 from autograder.results import GradeReport, TestResult
@@ -232,9 +232,13 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
             else lab_credit.lab_results(submission_dir, lang=lang)
         results = _order(results + lab_tests)
         diagnosis = feedback.finish(results, lang, str(display_dir or "exercises"), sources)
+        ran_hidden = include_hidden and hidden_tests_available()
+        not_run = {} if ran_hidden else {module: assignment_points.hidden_points(module)
+                                         for module in (modules or MODULES) if assignment_points.hidden_points(module)}
         return GradeReport(tests=results, seed=seed, submission=str(submission_dir),
                            duration=time.monotonic() - started, flags=flags, notes=notes,
-                           isolation=confinement, lab=lab_info, diagnosis=diagnosis, lang=lang)
+                           isolation=confinement, lab=lab_info, diagnosis=diagnosis, lang=lang,
+                           hidden_not_run=not_run)
     finally:
         if own_boxes:
             boxes.close()

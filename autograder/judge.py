@@ -240,6 +240,18 @@ def describe_raised(names):
     return f"{names[0]}: {message}" if message else names[0]
 
 
+def raised_instead(raised):
+    """What a call did instead of raising what it should, as a clause for
+    "... should raise X, but {outcome}." (never a bare value: "got no exception"
+    does not translate). ``raised``: a :func:`raised_type` name, a scenario's
+    exception names, or None / [] when nothing was raised."""
+    if isinstance(raised, (list, tuple)):
+        raised = describe_raised(raised) if raised else None
+    if not raised:
+        return _("no exception was raised")
+    return _("it raised {error}", error=raised.rstrip(". ") if isinstance(raised, str) else raised)
+
+
 def raised_is(names, class_name):
     """Did the scenario record an exception that is (a subclass of) ``class_name``?"""
     return bool(names) and class_name in names[:-1]

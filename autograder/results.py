@@ -47,6 +47,13 @@ def _diagnosis(value):
             if isinstance(entry, dict) and isinstance(entry.get("todo"), int)}
 
 
+def _not_run(value):
+    """extra_data.hidden_not_run read back: module -> positive points, nothing else."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(module): _float(points) for module, points in value.items() if _float(points) > 0}
+
+
 def _float(value):
     """A score read back from a results file that may be old or hand-edited."""
     try:
@@ -74,6 +81,10 @@ class GradeReport:
     # in each module that lost points (autograder.feedback); absent at full marks.
     diagnosis: dict = field(default_factory=dict)
     lang: str = "en"
+    # module -> points of its hidden tests that this grade did not run (a student
+    # template has none; --visible-only skips them): autograder.assignment_points.
+    # Empty when the hidden suites ran.
+    hidden_not_run: dict = field(default_factory=dict)
 
     @property
     def score(self):
@@ -99,9 +110,13 @@ class GradeReport:
     def to_gradescope(self):
         visible_passed, visible_total = self.count("visible")
         hidden_passed, hidden_total = self.count("hidden")
-        summary = t("Visible tests passed: {visible_passed}/{visible_total}. Hidden tests passed: "
-                       "{hidden_passed}/{hidden_total}.", self.lang, visible_passed=visible_passed,
-                       visible_total=visible_total, hidden_passed=hidden_passed, hidden_total=hidden_total)
+        if hidden_total:
+            summary = t("Visible tests passed: {visible_passed}/{visible_total}. Hidden tests passed: "
+                        "{hidden_passed}/{hidden_total}.", self.lang, visible_passed=visible_passed,
+                        visible_total=visible_total, hidden_passed=hidden_passed, hidden_total=hidden_total)
+        else:  # not "0/0": the notes say why no hidden test ran
+            summary = t("Visible tests passed: {visible_passed}/{visible_total}.", self.lang,
+                        visible_passed=visible_passed, visible_total=visible_total)
         return {
             "score": _number(self.score), "max_score": _number(self.max_score),
             "output": "\n".join([summary] + self.notes
@@ -112,7 +127,8 @@ class GradeReport:
                            "modules": {m: {"score": _number(s), "max_score": _number(x)}
                                        for m, (s, x) in self.by_module().items()},
                            "isolation": self.isolation, "lab": self.lab, "notes": self.notes,
-                           "diagnosis": self.diagnosis, "lang": self.lang},
+                           "diagnosis": self.diagnosis, "lang": self.lang,
+                           "hidden_not_run": {m: _number(x) for m, x in self.hidden_not_run.items()}},
         }
 
     @classmethod
@@ -127,7 +143,8 @@ class GradeReport:
                    notes=[str(note) for note in extra.get("notes") or []],
                    duration=data.get("execution_time", 0.0), flags=list(extra.get("flags", [])),
                    isolation=dict(extra.get("isolation") or {}), lab=dict(extra.get("lab") or {}),
-                   diagnosis=_diagnosis(extra.get("diagnosis")), lang=str(extra.get("lang") or "en"))
+                   diagnosis=_diagnosis(extra.get("diagnosis")), lang=str(extra.get("lang") or "en"),
+                   hidden_not_run=_not_run(extra.get("hidden_not_run")))
 
     def as_dict(self):
         return asdict(self)

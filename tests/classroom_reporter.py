@@ -1,5 +1,5 @@
 """A small Python model of how ``classroom-resources/autograding-grading-reporter@v1``
-reads our ``--classroom`` output (see ../shared/notes/github-classroom.md, section 1).
+reads our ``--classroom`` output (see docs/classroom.md).
 
 It follows the reporter's reading rules, not just our own idea of the format:
 the runner ids come from ``INPUT_RUNNERS`` split on ``,``; each id's results are

@@ -1,5 +1,5 @@
 """How the GitHub Actions runner reads what a step leaves behind, modelled from
-its documented behaviour (../shared/notes/sandboxing.md, "GitHub-hosted runners";
+its documented behaviour (GitHub's documentation of workflow commands and files;
 docs/classroom.md), independently of the grader's own writer.
 
 - :func:`read_output_file`: ``$GITHUB_OUTPUT`` is read after the step, pair by

@@ -234,5 +234,5 @@ def test_the_job_summary_keeps_the_language_and_the_diagnosis():
     report = results_file.report_from(data)
     assert report.notes == [] and report.flags == ["something was changed"]
     summary = summary_md.render(report)
-    assert summary.startswith("## 自动评分: 1 / 2")
+    assert summary.startswith("## 自动评分：1 / 2")  # a full-width colon after Chinese
     assert "| `amp_update` | 1 / 2 | 先从 TODO 1 入手 |" in summary

@@ -1,5 +1,5 @@
 """The grader's command line as TAs, CI and students call it (contract:
-../shared/spec/ASSIGNMENT.md): results file, exit codes, tags, classroom output."""
+docs/assignment.md): results file, exit codes, tags, classroom output."""
 import base64
 import json
 import os

@@ -77,13 +77,14 @@ def test_terminal_table_holds_no_workflow_command_or_control_character():
 
 
 def test_terminal_keeps_the_line_structure_of_feedback():
-    text = terminal.render(hostile_report(), mode="verbose")
+    # Wide enough that no line wraps: the count is of the feedback's own lines.
+    text = terminal.render(hostile_report(), mode="verbose", width=400)
     shown = [line for line in text.split("\n") if line.startswith("      ")]
     # Three failed tests, each with every line of EVERYTHING.
     assert len(shown) == 3 * len(EVERYTHING.split("\n"))
     assert "      \\::add-mask::x" in shown
     assert any("\\x1b[2J" in line for line in shown)
-    compact = [line for line in terminal.render(hostile_report()).split("\n") if line.startswith("      ")]
+    compact = [line for line in terminal.render(hostile_report(), width=400).split("\n") if line.startswith("      ")]
     # By default: cut at OUTPUT_LINES, keeping the last line.
     assert len(compact) == 3 * terminal.OUTPUT_LINES and compact[-1] == "      code fence" and compact[-2] == "      …"
 

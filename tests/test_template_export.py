@@ -103,6 +103,93 @@ def test_template_leaks_no_solution_and_no_hidden_test(export):
                 assert line not in shipped_text, f"{hidden.name}: {line}"
 
 
+# What a student reads: the README, the lab's guide, the hidden folder's note, the
+# stubs and public tests, requirements.txt and pyproject.toml.
+STUDENT_TEXTS = ("README.md", "requirements.txt", "pyproject.toml", "gpu_lab/README.md",
+                 "autograder/hidden/README.md")
+REPO_PATH = re.compile(r"(?<![\w./-])((?:\.ci|\.github|docs|solutions|tests|tools|benchmarks|gpu_lab|autograder|"
+                       r"exercises)/[A-Za-z0-9_./-]*[A-Za-z0-9_/])")
+
+
+def student_texts(template):
+    paths = [template / name for name in STUDENT_TEXTS if (template / name).is_file()]
+    paths += sorted((template / "exercises").rglob("*.py"))
+    return {p.relative_to(template).as_posix(): p.read_text(encoding="utf-8") for p in paths}
+
+
+def test_template_ships_no_staff_notes(export):
+    template, _ = export
+    assert (ROOT / "gpu_lab" / "STAFF.md").is_file(), "the course repository keeps the staff notes"
+    assert not (template / "gpu_lab" / "STAFF.md").exists()
+    # Every text outside the grader's own source (which exports the template, so names what it leaves out).
+    texts = dict(student_texts(template))
+    texts.update({p.relative_to(template).as_posix(): p.read_text(encoding="utf-8") for p in template.rglob("*")
+                  if p.is_file() and p.suffix in (".md", ".py", ".txt", ".toml", ".sh", ".yml")
+                  and not p.relative_to(template).as_posix().startswith("autograder/")})
+    linked = [name for name, text in texts.items() if "STAFF.md" in text]
+    assert not linked, f"links to the staff notes: {linked}"
+    assert "[English](#english)" in (template / "gpu_lab" / "README.md").read_text(encoding="utf-8")
+
+
+def test_student_files_name_only_what_the_template_has(export):
+    """Every repository path a student-facing text names exists in the template
+    (no `.ci/run`, no docs/ or tests/ the template does not carry)."""
+    template, _ = export
+    missing = []
+    for name, text in student_texts(template).items():
+        for path in REPO_PATH.findall(text):
+            if "<" in path or "*" in path or path.endswith(".json") and "train-amp-backward_" in path:
+                continue  # a placeholder, or a lab record the student's own run writes
+            if not (template / path.rstrip("/")).exists():
+                missing.append(f"{name}: {path}")
+    assert not missing, "\n".join(missing)
+
+
+def test_template_has_no_development_leftovers(export):
+    import tomllib
+
+    template, _ = export
+    config = tomllib.loads((template / "pyproject.toml").read_text(encoding="utf-8"))
+    markers = [m.split(":")[0] for m in config["tool"]["pytest"]["ini_options"].get("markers", [])]
+    assert "hostile" not in markers
+    requirements = (template / "requirements.txt").read_text(encoding="utf-8")
+    assert ".ci/" not in requirements and "torch==" in requirements
+    def pins(text):
+        return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+    assert pins(requirements) == pins((ROOT / "requirements.txt").read_text(encoding="utf-8"))
+
+
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def test_the_cpu_wheel_index_is_named_one_way_everywhere(export):
+    """The CPU build comes from PyTorch's index alone (`--index-url`, torch only,
+    then the rest from PyPI): never `--extra-index-url`, which lets pip pick
+    either index for every package."""
+    texts = {"README.md": (ROOT / "README.md").read_text(encoding="utf-8"),
+             "template README.md": (export[0] / "README.md").read_text(encoding="utf-8")}
+    texts.update({p.name: p.read_text(encoding="utf-8") for p in (ROOT / ".github" / "workflows").glob("*.yml")})
+    for name, text in texts.items():
+        assert "--extra-index-url" not in text, name
+        for line in text.splitlines():
+            if CPU_INDEX in line and "pip install" in line:
+                assert re.search(r"--index-url\s+" + re.escape(CPU_INDEX), line), f"{name}: {line}"
+    assert any(CPU_INDEX in line and "--index-url" in line for line in texts["README.md"].splitlines())
+
+
+def test_readme_says_where_to_grade_from_and_that_stays_true(export, tmp_path):
+    """From inside exercises/ Python cannot find the grader: both READMEs say so
+    (with the error a student sees) and tell them to grade from the root."""
+    template = pathlib.Path(shutil.copytree(export[0], tmp_path / "fresh"))
+    proc = run(["-m", "autograder", "grade", "--quiet"], cwd=template / "exercises", env=clean_env())
+    assert proc.returncode != 0 and "No module named autograder" in proc.stderr
+    for readme in (ROOT / "README.md", template / "README.md"):
+        text = readme.read_text(encoding="utf-8")
+        assert "works too" not in text, readme
+        assert text.count("No module named autograder") >= (2 if readme.parent == template else 1), readme
+
+
 def test_bare_pytest_runs_the_public_tests(export):
     import tomllib
 
@@ -306,7 +393,7 @@ def test_fresh_export_grades_in_chinese_unless_asked_for_english(language_runs):
         assert data["extra_data"]["lang"] == "en", name
         lines = stdout.splitlines()
         assert any(line.startswith("TOTAL") for line in lines), name
-        assert "First thing to fix" in lines[0] and "TODO" in stdout, name
+        assert "First thing to fix" in stdout and "TODO" in stdout, name  # beside the scores or under them
 
 
 def test_fresh_export_feedback_is_written_in_chinese(language_runs):
@@ -441,3 +528,65 @@ def test_replaced_visible_test_is_flagged_and_grading_completes(student_repo):
     assert trivial and all(t["tags"] == ["grader"] for t in trivial)
     # the replaced tests are gone (in the template only visible tests grade amp_update)
     assert data["extra_data"]["modules"].get("amp_update", {"max_score": 0})["max_score"] < 31
+
+
+# --------------------------------------------------------------------------- the local grade is honest
+
+TWO_AMP_UPDATE_BUGS = [  # squares summed in FP16, and a finite check that misses NaN
+    ("squared_sum = squared_sum + gradient.float().square().sum()",
+     "squared_sum = squared_sum + gradient.square().sum().float()"),
+    ("bool(torch.isfinite(gradient).all())", "bool((~torch.isinf(gradient)).all())"),
+]
+
+
+def with_amp_update_bugs(student):
+    from helpers import mutate
+
+    for module in MODULES:
+        shutil.copyfile(ROOT / "solutions" / f"{module}.py", student / "exercises" / f"{module}.py")
+    (student / "exercises" / "amp_update.py").write_text(mutate("amp_update", *TWO_AMP_UPDATE_BUGS),
+                                                         encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_local_grade_without_hidden_tests_never_claims_a_module_is_done(student_repo, tmp_path, lang):
+    """In the template every module's hidden points are unknown here: each line says
+    how many were not run, and neither the terminal nor the job summary shows a
+    check mark, not even for the module with two real bugs or the correct ones."""
+    from autograder import assignment_points
+
+    with_amp_update_bugs(student_repo)
+    summary = tmp_path / "summary.md"
+    proc = run(["-m", "autograder", "grade", "--seed", "5", "--summary", str(summary), "--lang", lang],
+               cwd=student_repo, env=clean_env(COLUMNS="80"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = json.loads((student_repo / "results.json").read_text(encoding="utf-8"))
+    assert data["extra_data"]["hidden_not_run"] == assignment_points.HIDDEN_POINTS
+    assert not any(t["visibility"] == "hidden" for t in data["tests"])
+    stdout = proc.stdout
+    assert "✓" not in stdout and "✅" not in stdout
+    table = stdout[:stdout.index("\n\n")]
+    for module in MODULES:
+        (row,) = [line for line in table.splitlines() if line.startswith(module + " ")]
+        points = i18n.text("{points} hidden points", lang, points=str(assignment_points.hidden_points(module)))
+        assert points in row, row
+    assert all(len(line) <= 80 for line in stdout.splitlines())
+    markdown = summary.read_text(encoding="utf-8")
+    rows = {module: next(line for line in markdown.splitlines() if line.startswith(f"| `{module}` |"))
+            for module in MODULES}
+    for module, row in rows.items():
+        assert "✅" not in row, row
+        assert i18n.text("{score:g} / {maximum:g} visible · {points:g} hidden points not run", lang, score=0,
+                         maximum=0, points=assignment_points.hidden_points(module)).split("·")[1].strip() in row
+    heading = markdown.splitlines()[0]
+    assert heading.startswith("## " + i18n.text("Autograding, visible tests only: {score:g} / {maximum:g}", lang,
+                                                score=data["score"], maximum=data["max_score"]))
+
+
+def test_template_readme_does_not_say_the_local_grade_is_githubs(export):
+    """The local grade runs the visible tests only: neither half of the README
+    says it grades "as GitHub does"."""
+    chinese, english = readme_halves((export[0] / "README.md").read_text(encoding="utf-8"))
+    assert "和 GitHub 上一样" not in chinese and "as GitHub grades" not in english
+    assert "隐藏测试" in chinese.split("python -m autograder grade ", 1)[1].splitlines()[0]
+    assert "hidden" in english.split("python -m autograder grade ", 1)[1].splitlines()[0]

@@ -21,10 +21,10 @@ from autograder.i18n import _
 from autograder.judge import (
     Mistake,
     StudentCodeFailed,
-    describe_raised,
     expect,
     known_ratio,
     numbers_message,
+    raised_instead,
     raised_is,
 )
 from autograder.visible.amp_training_step_crashes import FILE, run_student
@@ -367,8 +367,8 @@ def run_errors(student, spec):
 def check_rejections(got):
     for case, outcome in got.items():
         expect(raised_is(outcome["raised"], "ValueError"),
-               _("{case}: expected ValueError, got {raised}.", case=CASES[case],
-                 raised=describe_raised(outcome["raised"])))
+               _("{case}: expected ValueError, but {outcome}.", case=CASES[case],
+                 outcome=raised_instead(outcome["raised"])))
         expect(outcome["unchanged"] and outcome["step_calls"] == 0,
                _("{case}: the parameters changed (or optimizer.step ran) before the error was raised: "
                  "check the arguments before the first forward.", case=CASES[case]))

@@ -35,9 +35,9 @@ from autograder.amp_update_checks import (
 )
 from autograder.i18n import _
 from autograder.judge import (
-    describe_raised,
     expect,
     numbers_message,
+    raised_instead,
     raised_type,
     value_of,
 )
@@ -141,7 +141,7 @@ def test_unscale_rejects_non_positive_scale(student, seed):
         outcome = student.call("unscale_gradients", [torch.ones(3)], scale)
         raised = raised_type(outcome, FILE)
         expect(raised == "ValueError", _("unscale_gradients([ones(3)], scale={scale:g}) should raise ValueError, "
-                                         "got {got}.", scale=scale, got=raised or describe_raised([])))
+                                         "but {outcome}.", scale=scale, outcome=raised_instead(raised)))
 
 
 @pytest.mark.points(1)
@@ -442,8 +442,8 @@ def test_plan_rejects_invalid_arguments(student):
            _("max_norm=0.001 is small but valid: should_step should be True, got {got!r}.", got=plan["should_step"]))
     for scale, max_norm in ((2.0, 0.0), (2.0, -1.0), (0.0, 1.0)):
         raised = raised_type(student.call("plan_mixed_precision_update", [torch.ones(2)], scale, max_norm), FILE)
-        expect(raised == "ValueError", _("scale={scale:g}, max_norm={max_norm:g} should raise ValueError, got {got}.",
-                                         scale=scale, max_norm=max_norm, got=raised or describe_raised([])))
+        expect(raised == "ValueError", _("scale={scale:g}, max_norm={max_norm:g} should raise ValueError, but "
+                                         "{outcome}.", scale=scale, max_norm=max_norm, outcome=raised_instead(raised)))
 
 
 @pytest.mark.points(1)

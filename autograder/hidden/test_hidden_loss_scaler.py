@@ -23,7 +23,7 @@ from autograder.hidden.loss_scaler_checks import (
     update,
 )
 from autograder.i18n import _
-from autograder.judge import expect, expect_close, numbers_message, raised_type, value_of
+from autograder.judge import expect, expect_close, numbers_message, raised_instead, raised_type, value_of
 
 pytestmark = [pytest.mark.module("loss_scaler"), pytest.mark.visibility("hidden")]
 
@@ -104,8 +104,8 @@ def test_update_scale_rejects_invalid_arguments(student):
                   ("growth_interval", -3), ("growth_interval", 2.5), ("growth_tracker", -1)]
     for name, value in bad_values:
         raised = raised_type(student.call("update_scale", **dict(good, **{name: value})), FILE)
-        expect(raised == "ValueError", _("update_scale with {name}={value} should raise ValueError, got {raised}.",
-                                         name=name, value=repr(value), raised=raised or _("no exception")))
+        expect(raised == "ValueError", _("update_scale with {name}={value} should raise ValueError, but {outcome}.",
+                                         name=name, value=repr(value), outcome=raised_instead(raised)))
 
 
 @pytest.mark.points(2)

@@ -36,7 +36,7 @@ from autograder.hidden.loss_scaler_checks import (
     tracker_mistake,
 )
 from autograder.i18n import _
-from autograder.judge import expect, expect_relative_error, numbers_message, raised_is, value_of
+from autograder.judge import expect, expect_relative_error, numbers_message, raised_instead, raised_is, value_of
 
 pytestmark = [pytest.mark.module("loss_scaler"), pytest.mark.visibility("hidden")]
 
@@ -96,8 +96,8 @@ def test_gradient_dtypes(student):
     got = value_of(student.scenario("scaler_misuse", {"cases": cases}), FILE)
     fp16 = got["fp16_gradients"]
     expect(raised_is(fp16["raised"], "ValueError"),
-           _("FP16 gradients should raise ValueError (master weights stay FP32), got {got}.",
-             got=raised_text(fp16["raised"])))
+           _("FP16 gradients should raise ValueError (master weights stay FP32), but {outcome}.",
+             outcome=raised_instead(fp16["raised"])))
     expect(bool((fp16["grad_after"] == 16.0).all()), _("FP16 gradients must be left untouched when refused."))
     for case in ("bf16_gradients", "fp64_gradients"):
         name = case.split("_")[0].upper()
@@ -128,8 +128,8 @@ def test_unscale_and_step_once_per_iteration(student):
     got = value_of(student.scenario("scaler_misuse", {"cases": list(MISUSE)}), FILE)
     for case, what in MISUSE.items():
         raised = got[case]["raised"]
-        expect(raised_is(raised, "RuntimeError"), _("{what}: expected RuntimeError, got {got}.", what=what,
-                                                    got=raised_text(raised)), STEP)
+        expect(raised_is(raised, "RuntimeError"), _("{what}: expected RuntimeError, but {outcome}.", what=what,
+                                                    outcome=raised_instead(raised)), STEP)
 
 
 @pytest.mark.points(2)

@@ -10,6 +10,10 @@ odd values turned into text. Callers escape the text for their sink.
 from autograder.i18n import _
 
 KNOWN_KEYS = ("fs", "network", "signals", "process_namespace", "uid", "scratch")
+# What each known fact is about, for a reader of another language than the
+# sandbox's (its values are the sandbox's own English, kept for staff).
+LABELS = {"fs": _("file system"), "network": _("network"), "signals": _("signals"),
+          "process_namespace": _("process namespace"), "uid": _("user id"), "scratch": _("scratch folder")}
 _NOT_FACTS = {"confined", "problems"}
 _VALUE_LIMIT = 160
 
@@ -56,6 +60,11 @@ def facts(isolation):
     others = sorted((key for key in data if key not in KNOWN_KEYS and key not in _NOT_FACTS),
                     key=lambda key: _value_text(key))
     return [(_value_text(key), _value_text(data[key])) for key in keys + others]
+
+
+def aspects(isolation, lang):
+    """The facts' subjects in ``lang`` (known keys translated, others as they are)."""
+    return [LABELS[key].render(lang) if key in LABELS else key for key, _value in facts(isolation)]
 
 
 def one_line(isolation):

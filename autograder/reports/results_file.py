@@ -125,7 +125,8 @@ def _clean_extra(extra):
             "isolation": extra.get("isolation") if isinstance(extra.get("isolation"), dict) else {},
             "lab": extra.get("lab") if isinstance(extra.get("lab"), dict) else {},
             "diagnosis": extra.get("diagnosis") if isinstance(extra.get("diagnosis"), dict) else {},
-            "lang": extra.get("lang") if extra.get("lang") in LANGUAGES else "en"}
+            "lang": extra.get("lang") if extra.get("lang") in LANGUAGES else "en",
+            "hidden_not_run": extra.get("hidden_not_run") if isinstance(extra.get("hidden_not_run"), dict) else {}}
 
 
 def report_from(data):

@@ -21,6 +21,10 @@ def isolation_lines(isolation, lang="en"):
     items = isolation_view.facts(isolation)
     if not items:
         return []
+    if lang != "en":  # the facts are the sandbox's English: name what they are about, point to them
+        listed = "、".join(safe_text.markdown_text(aspect) for aspect in isolation_view.aspects(isolation, lang))
+        return [t("Isolation: your code ran in the sandbox (recorded: {aspects}; details in results.json, "
+                  "extra_data.isolation).", lang, aspects=listed), ""]
     return [t("Isolation", lang) + ": " + "; ".join(f"{safe_text.markdown_text(key)}: "
                                                      f"{safe_text.markdown_text(value)}" for key, value in items), ""]
 
@@ -32,18 +36,35 @@ def _capped(items, render_item, lang):
     return lines
 
 
+def _module_cells(score, maximum, missing, entry, lang):
+    """(score cell, fix cell) of one module row; no ✅ where hidden points were not run."""
+    score_cell = f"{score:g} / {maximum:g}"
+    if missing:
+        score_cell = t("{score:g} / {maximum:g} visible · {points:g} hidden points not run", lang,
+                       score=score, maximum=maximum, points=missing)
+    if entry:
+        return score_cell, safe_text.markdown_text(entry.get("message", ""), limit=400)
+    if maximum and score >= maximum:
+        return score_cell, (t("every visible test passes; the hidden tests are not run here", lang) if missing
+                            else "✅")
+    return score_cell, ""
+
+
 def render(report):
     report = tidy(report)
     lang = report.lang or "en"
-    heading, module_header, score_header = t("Autograding", lang), t("Module", lang), t("Score", lang)
+    not_run = report.hidden_not_run
+    module_header, score_header = t("Module", lang), t("Score", lang)
     fix_header = t("First thing to fix", lang)
-    lines = [f"## {heading}: {report.score:g} / {report.max_score:g}", "",
+    heading = (t("Autograding, visible tests only: {score:g} / {maximum:g}", lang, score=report.score,
+                 maximum=report.max_score) if not_run else
+               t("Autograding: {score:g} / {maximum:g}", lang, score=report.score, maximum=report.max_score))
+    lines = [f"## {heading}", "",
              f"| {module_header} | {score_header} | {fix_header} |", "| --- | ---: | --- |"]
     diagnosis = report.diagnosis if isinstance(report.diagnosis, dict) else {}
     for module, (score, maximum) in report.by_module().items():
-        entry = diagnosis.get(module) or {}
-        fix = safe_text.markdown_text(entry.get("message", ""), limit=400) if entry else ("✅" if score >= maximum else "")
-        lines.append(f"| {safe_text.markdown_code(module)} | {score:g} / {maximum:g} | {fix} |")
+        score_cell, fix = _module_cells(score, maximum, not_run.get(module, 0), diagnosis.get(module), lang)
+        lines.append(f"| {safe_text.markdown_code(module)} | {score_cell} | {fix} |")
     headers = [t("Visible test", lang), t("Result", lang), t("Points", lang)]
     lines += ["", "| " + " | ".join(headers) + " |", "| --- | --- | ---: |"]
     for test in report.tests:
@@ -59,7 +80,7 @@ def render(report):
     lines += isolation_lines(report.isolation, lang)
     lines += _capped(report.notes, lambda note: f"> {safe_text.markdown_text(note)}", lang)
     lines += _capped(report.flags, lambda flag: f"> ⚠️ {safe_text.markdown_text(flag)}", lang)
-    lines.append("\n" + t("Seed", lang) + ": " + safe_text.markdown_code(report.seed))
+    lines.append("\n" + t("Seed: {seed}", lang, seed=safe_text.markdown_code(report.seed)))
     text = "\n".join(lines) + "\n"
     if len(text) > MAX_CHARS:
         text = text[:MAX_CHARS].rsplit("\n", 1)[0] + "\n\n_" + t("Summary cut: see results.json.", lang) + "_\n"
@@ -68,5 +89,5 @@ def render(report):
 
 def render_error(message, max_score, lang="en"):
     """The summary when no usable results exist (``message`` is ours, escaped anyway)."""
-    heading = t("Autograding", lang)
-    return f"## {heading}: 0 / {max_score:g}\n\n> {safe_text.markdown_text(message)}\n"
+    heading = t("Autograding: {score:g} / {maximum:g}", lang, score=0, maximum=max_score)
+    return f"## {heading}\n\n> {safe_text.markdown_text(message)}\n"

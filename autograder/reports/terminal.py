@@ -14,21 +14,34 @@ import collections
 import io
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from autograder.i18n import _
 from autograder.i18n import text as t
-from autograder.reports import isolation_view, safe_text
+from autograder.reports import isolation_view, safe_text, wrap
 from autograder.reports.tidy import tidy
 
 OUTPUT_LINES = 10
-WIDTH = 110
+MIN_WIDTH = 40      # narrower terminals get lines of this width (and wrap them themselves)
+FEEDBACK_INDENT = "      "
+TEST_LINE_HANG = "    "   # a wrapped test line continues less indented than its feedback
+_GAP = 3            # cells between two columns of the table (padding, rule, padding)
+NARROW_DIAGNOSIS = 40  # below this many cells the diagnosis goes under the table, not beside it
 
 
 def _points(value):
     return f"{value:g}"
+
+
+def terminal_width(width=None):
+    """The width to lay out for: ``width`` if given, else what rich finds for
+    standard output (the terminal's size; ``COLUMNS`` when set; 80 in a pipe)."""
+    if width is None:
+        width = Console().width
+    return max(int(width), MIN_WIDTH)
 
 
 def isolation_lines(isolation, lang="en"):
@@ -49,44 +62,91 @@ def feedback_lines(output, max_lines=OUTPUT_LINES):
     return lines
 
 
-def _table(lang, columns):
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
-    for header, justify in columns:
-        table.add_column(Text(header.render(lang)), justify=justify, overflow="fold")
-    return table
-
-
-def _to_text(table):
+def _to_text(table, width):
     buffer = io.StringIO()
-    Console(file=buffer, width=WIDTH, color_system=None, force_terminal=False, no_color=True,
+    Console(file=buffer, width=width, color_system=None, force_terminal=False, no_color=True,
             highlight=False, emoji=False, markup=False, soft_wrap=False).print(table)
     return [line.rstrip() for line in buffer.getvalue().splitlines()]
 
 
 def preload():
     """Lay out one CJK table now: rich loads its character-width data lazily."""
-    table = _table("zh", [(_("Module"), "left")])
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column(Text("模块"))
     table.add_row(Text("模块"))
-    _to_text(table)
+    _to_text(table, 80)
 
 
-def module_table(report, lang="en", with_diagnosis=True):
-    columns = [(_("Module"), "left"), (_("Score"), "right")]
-    if with_diagnosis:
-        columns.append((_("First thing to fix"), "left"))
-    table = _table(lang, columns)
-    for module, (score, maximum) in report.by_module().items():
-        row = [Text(safe_text.terminal_line(module, limit=40)), Text(f"{_points(score)} / {_points(maximum)}")]
-        if with_diagnosis:
-            entry = report.diagnosis.get(module) if isinstance(report.diagnosis, dict) else None
-            if entry:
-                row.append(Text(safe_text.terminal_line(entry.get("message", ""), limit=300)))
-            else:
-                row.append(Text("✓" if maximum and score >= maximum else ""))
-        table.add_row(*row)
-    total = [Text(t("TOTAL", lang)), Text(f"{_points(report.score)} / {_points(report.max_score)}")]
-    table.add_row(*(total + ([Text("")] if with_diagnosis else [])), style=None)
-    return _to_text(table)
+def score_cells(pairs):
+    """"score / maximum" for each pair, padded so that every "/" sits in the same column."""
+    scores = [_points(score) for score, _maximum in pairs]
+    maxima = [_points(maximum) for _score, maximum in pairs]
+    left, right = max(map(len, scores), default=1), max(map(len, maxima), default=1)
+    return [f"{score:>{left}} / {maximum:<{right}}" for score, maximum in zip(scores, maxima)]
+
+
+def _module_rows(report, lang, with_diagnosis):
+    """[(module, score text, not-run text, diagnosis text)], the total row last."""
+    modules = report.by_module()
+    not_run = report.hidden_not_run if isinstance(report.hidden_not_run, dict) else {}
+    pairs = list(modules.values()) + [(report.score, report.max_score)]
+    scores = score_cells(pairs)
+    visible = " " + t("visible", lang) if not_run else ""
+    diagnosis = report.diagnosis if isinstance(report.diagnosis, dict) else {}
+    rows = []
+    for (module, (score, maximum)), score_text in zip(modules.items(), scores):
+        missing = not_run.get(module, 0)
+        entry = diagnosis.get(module) if with_diagnosis else None
+        if entry:
+            fix = safe_text.terminal_line(entry.get("message", ""), limit=300)
+        elif maximum and score >= maximum and not missing:
+            fix = "✓"
+        elif maximum and score >= maximum:
+            fix = t("every visible test passes; the hidden tests are not run here", lang)
+        else:
+            fix = ""
+        rows.append((safe_text.terminal_line(module, limit=40), score_text + (visible if missing else ""),
+                     t("{points} hidden points", lang, points=_points(missing)) if missing else "", fix))
+    total_missing = sum(not_run.values())
+    rows.append((t("TOTAL", lang), scores[-1] + (visible if total_missing else ""),
+                 t("{points} hidden points", lang, points=_points(total_missing)) if total_missing else "", ""))
+    return rows
+
+
+def module_table(report, lang="en", with_diagnosis=True, width=None):
+    """The per-module table. The diagnosis is its last column where the line
+    leaves it room (``NARROW_DIAGNOSIS`` cells or more), else a list under it."""
+    width = terminal_width(width)
+    rows = _module_rows(report, lang, with_diagnosis)
+    headers = [_("Module").render(lang), _("Score").render(lang)]
+    keep = [0, 1]
+    if any(row[2] for row in rows):
+        headers.append(_("Not run here").render(lang))
+        keep.append(2)
+    cells = [[row[index] for index in keep] for row in rows]
+    widths = [max(cell_len(text) for text in [header] + [row[column] for row in cells])
+              for column, header in enumerate(headers)]
+    fixed = sum(widths) + _GAP * len(widths)
+    beside = with_diagnosis and width - fixed >= NARROW_DIAGNOSIS
+    if beside:  # the last column takes what is left of the line and wraps inside it
+        header = _("First thing to fix").render(lang)
+        headers.append(header)
+        widths.append(max(min(max(cell_len(row[3]) for row in rows + [("", "", "", header)]), width - fixed), 1))
+        for cell_row, row in zip(cells, rows):
+            cell_row.append("\n".join(wrap.wrap(row[3], widths[-1])))
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
+    for column, header in enumerate(headers):
+        table.add_column(Text(header), justify="left", overflow="fold",
+                         width=widths[column])
+    for row in cells:
+        table.add_row(*(Text(text) for text in row))
+    lines = _to_text(table, max(width, sum(widths) + _GAP * (len(widths) - 1)))
+    if with_diagnosis and not beside and any(row[3] for row in rows):
+        lines += ["", t("First thing to fix, per module:", lang)]
+        for module, _score, _missing, fix in rows:
+            if fix:
+                lines += wrap.wrap_hanging(t("{module}: {fix}", lang, module=module, fix=fix), width, "  ")
+    return lines
 
 
 def _test_line(test, lang):
@@ -96,7 +156,7 @@ def _test_line(test, lang):
             f"{_points(test.score)}/{_points(test.max_score)}{tag}")
 
 
-def _test_blocks(tests, lang, max_lines, group=False):
+def _test_blocks(tests, lang, max_lines, width, group=False):
     """Each test and its feedback. With ``group``, a failed test whose feedback is
     the same as an earlier one's in its module (e.g. every test of a TODO not
     written yet) is only counted, under the first."""
@@ -106,44 +166,58 @@ def _test_blocks(tests, lang, max_lines, group=False):
         key = (test.module, test.output)
         if group and key in shown:
             continue
-        lines.append(_test_line(test, lang))
+        lines += wrap.wrap(_test_line(test, lang), width, hang=TEST_LINE_HANG)
         if not test.passed and test.output:
-            lines += ["      " + line for line in feedback_lines(test.output, max_lines)]
+            for line in feedback_lines(test.output, max_lines):
+                lines += wrap.wrap_hanging(line, width, FEEDBACK_INDENT)
             if group:
                 shown.add(key)
                 if repeats[key] > 1:
-                    lines.append("      " + t("(the same feedback for {count} more failed test(s) of {module}; "
-                                              "--verbose lists them)", lang, count=repeats[key] - 1, module=test.module))
+                    lines += wrap.wrap_hanging(t("(the same feedback for {count} more failed test(s) of {module}; "
+                                                 "--verbose lists them)", lang, count=repeats[key] - 1,
+                                                 module=test.module), width, FEEDBACK_INDENT)
     return lines
 
 
-def render(report, mode="compact", lang=None, show_output=None):
-    """The report as text. ``show_output=False`` is the old spelling of ``mode='quiet'``."""
+def _footer(report, lang):
+    visible_passed, visible_total = report.count("visible")
+    hidden_passed, hidden_total = report.count("hidden")
+    seed = safe_text.terminal_line(report.seed)
+    if not hidden_total:  # a note of the grade says why no hidden test ran
+        return t("Visible tests (autograder/visible/) passed {visible_passed}/{visible_total}; seed {seed}.",
+                 lang, visible_passed=visible_passed, visible_total=visible_total, seed=seed)
+    return t("Visible tests (autograder/visible/) passed {visible_passed}/{visible_total}; hidden tests "
+             "passed {hidden_passed}/{hidden_total}; seed {seed}.", lang, visible_passed=visible_passed,
+             visible_total=visible_total, hidden_passed=hidden_passed, hidden_total=hidden_total, seed=seed)
+
+
+def render(report, mode="compact", lang=None, show_output=None, width=None):
+    """The report as text, no line wider than ``width`` (default: the terminal's).
+    ``show_output=False`` is the old spelling of ``mode='quiet'``."""
     if show_output is False:
         mode = "quiet"
     report = tidy(report)
     lang = lang or getattr(report, "lang", None) or "en"
-    lines = module_table(report, lang, with_diagnosis=mode != "quiet")
+    width = terminal_width(width)
+    lines = module_table(report, lang, with_diagnosis=mode != "quiet", width=width)
     if mode == "quiet":
         return "\n".join(lines)
     failed = [test for test in report.tests if not test.passed]
     diagnosed = {entry.get("test") for entry in (report.diagnosis or {}).values() if isinstance(entry, dict)}
     failed.sort(key=lambda test: test.name not in diagnosed)  # stable: each module's diagnosed test first
     if mode == "verbose":
-        lines += ["", t("Every test:", lang)] + _test_blocks(report.tests, lang, max_lines=None)
+        lines += ["", t("Every test:", lang)] + _test_blocks(report.tests, lang, None, width)
     elif failed:
-        lines += ["", t("Failed tests ({count}), the first thing to fix first:", lang, count=len(failed))]
-        lines += _test_blocks(failed, lang, max_lines=OUTPUT_LINES, group=True)
-    visible_passed, visible_total = report.count("visible")
-    hidden_passed, hidden_total = report.count("hidden")
-    lines += ["", t("Visible tests (autograder/visible/) passed {visible_passed}/{visible_total}; hidden tests "
-                    "passed {hidden_passed}/{hidden_total}; seed {seed}.", lang, visible_passed=visible_passed,
-                    visible_total=visible_total, hidden_passed=hidden_passed, hidden_total=hidden_total,
-                    seed=safe_text.terminal_line(report.seed))]
+        lines += [""] + wrap.wrap(t("Failed tests ({count}); each module's first thing to fix is listed first:",
+                                    lang, count=len(failed)), width)
+        lines += _test_blocks(failed, lang, OUTPUT_LINES, width, group=True)
+    tail = ["", _footer(report, lang)]
     if mode != "verbose" and len(report.tests) > len(failed):
-        lines.append(t("Passed tests are not listed: --verbose shows every test.", lang))
-    lines += isolation_lines(report.isolation, lang)
-    lines += [safe_text.terminal_line(note) for note in report.notes]
+        tail.append(t("Passed tests are not listed: --verbose shows every test.", lang))
+    tail += isolation_lines(report.isolation, lang)
+    tail += [safe_text.terminal_line(note) for note in report.notes]
     warning = t("WARNING", lang)
-    lines += [f"{warning}: {safe_text.terminal_line(flag)}" for flag in report.flags]
+    tail += [f"{warning}: {safe_text.terminal_line(flag)}" for flag in report.flags]
+    for line in tail:
+        lines += wrap.wrap(line, width) if line else [""]
     return "\n".join(lines)

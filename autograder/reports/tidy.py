@@ -61,6 +61,8 @@ def tidy(report):
     lab = getattr(report, "lab", None)
     seed = getattr(report, "seed", 0)
     diagnosis, lang = getattr(report, "diagnosis", None), getattr(report, "lang", None)
+    not_run = getattr(report, "hidden_not_run", None)
+    not_run = not_run if isinstance(not_run, dict) else {}
     return dataclasses.replace(
         report if isinstance(report, GradeReport) else GradeReport(tests=[], seed=0),
         tests=[tidy_test(test) for test in (getattr(report, "tests", None) or [])],
@@ -73,4 +75,5 @@ def tidy(report):
         lab=lab if isinstance(lab, dict) else {},
         diagnosis=diagnosis if isinstance(diagnosis, dict) else {},
         lang=lang if lang in ("zh", "en") else "en",
+        hidden_not_run={text(module): number(points) for module, points in not_run.items() if number(points) > 0},
     )

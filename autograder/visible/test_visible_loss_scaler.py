@@ -23,8 +23,9 @@ def built_by_hand(no_delegation):
 
 @pytest.mark.points(2)
 @pytest.mark.todo(4)
-@pytest.mark.hint(_("update_scale: count clean iterations; grow when the count reaches growth_interval; back off and "
-                    "reset the count on inf."))
+@pytest.mark.hint(_("update_scale is the dynamic loss scaling rule: the tracker counts clean steps, and the scale grows "
+                    "on the step where tracker + 1 equals growth_interval (the tracker then restarts at 0); an inf "
+                    "backs the scale off and resets the tracker to 0."))
 def test_update_scale_sequence(student):
     """update_scale: start 4, interval 2 -> (4, 1), (8, 0), then inf -> (2, 0)"""
     options = dict(growth_factor=2.0, backoff_factor=0.25, growth_interval=2)
