@@ -6,7 +6,11 @@ from helpers import mutate
 
 VARIANTS = pathlib.Path(__file__).parent / "variants"
 CASES = [("amp_update", "amp_update_foreach.py"), ("amp_update", "amp_update_float64.py"),
-         ("loss_scaler", "loss_scaler_tensor.py"), ("amp_training_step", "amp_training_step_alt.py")]
+         ("loss_scaler", "loss_scaler_tensor.py"), ("amp_training_step", "amp_training_step_alt.py"),
+         # written like real frameworks' code (a class named DynamicGradScaler quoting GradScaler's messages, a
+         # norm-gated training loop, norm helpers): the grader judges behaviour, never style or names
+         ("amp_update", "amp_update_norm_helpers.py"), ("loss_scaler", "loss_scaler_dynamic_class.py"),
+         ("amp_training_step", "amp_training_step_norm_gate.py")]
 REFERENCE_STEP = ('    if use_scaler:\n        scaler.step(optimizer)  # GradScaler skips by itself when it found inf/NaN\n'
                   '        scaler.update()\n    elif finite:\n        optimizer.step()\n')
 # The contract says "then step or skip, then the scaler update": both of these are as right as the reference.
