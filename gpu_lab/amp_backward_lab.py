@@ -20,6 +20,15 @@ Run modes:
             ``transformers`` config and a byte encoding of the prompt (no download).
   real_gpu  the chapter's experiment on CUDA with Qwen/Qwen2.5-0.5B.
 
+--config-only qwen2.5-0.5b (or a config.json file), in cpu_smoke or real_gpu: the model is built
+from the architecture alone, with random weights seeded by the workload's seed, and fed token ids
+drawn from that seed: no download, no tokenizer. Step time and peak memory depend on the
+architecture, the length and the dtype path, not on the weights' values, so such a record is an
+architecture benchmark (its own evidence_level); it never earns the lab's credit.
+
+Every message is printed in English or Chinese (--lang, AUTOGRADER_LANG, or pyproject.toml's
+[tool.autograder] lang, as for the grader); see amp_lab_text.py.
+
 Where the model comes from (real_gpu, or cpu_smoke with --model-path):
   * by default the Hugging Face Hub id Qwen/Qwen2.5-0.5B, at --model-revision, resolved to an
     immutable commit. huggingface_hub reads the HF_ENDPOINT environment variable, so a mirror
@@ -52,6 +61,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+# The lab's own helpers live beside it (it imports nothing from the rest of the repository).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import amp_lab_flops as flops_model  # noqa: E402
+from amp_lab_text import resolve_language, set_language, text  # noqa: E402
+
 SCHEMA_VERSION = "training-mechanism-gpu/v3"
 SEMANTIC_ID = "TRAIN-AMP-BACKWARD"
 PROFILE_ID = "TRAIN-CUDA-MECHANISM"
@@ -62,6 +76,8 @@ RECORD_PREFIX = SEMANTIC_ID.lower()  # file names: train-amp-backward_<label>.js
 PROBE_SUFFIX = "self_attn.q_proj.weight"
 EVIDENCE_REAL = "real_model_mechanism_benchmark"
 EVIDENCE_SMOKE = "cpu_smoke_mechanism_check"
+EVIDENCE_ARCHITECTURE = "architecture_benchmark_random_weights"  # real_gpu with --config-only
+CONFIG_ONLY_BUILTIN = "qwen2.5-0.5b"
 FALLBACK_SEQ_LEN = 64  # the chapter's first remedy when memory runs out
 # Qwen2.5-0.5B's architecture as its config.json states it: a --model-path checkpoint with
 # these values is recorded under MODEL_ID, any other as "local:<folder name>".
@@ -74,12 +90,12 @@ QWEN_ARCHITECTURE = {
     "num_key_value_heads": 2,
     "vocab_size": 151936,
 }
-WEIGHT_SUFFIXES = (".safetensors", ".bin")
-LOCAL_FOLDER_HINT = (
-    "point --model-path at the folder holding config.json, the weights (*.safetensors) and the "
-    "tokenizer files, as `modelscope download --model Qwen/Qwen2.5-0.5B --local_dir DIR` or "
-    "`hf download Qwen/Qwen2.5-0.5B --local-dir DIR` writes it"
+# The rest of Qwen2.5-0.5B's published config.json that shapes the work (--config-only).
+QWEN_CONFIG = dict(
+    {key: value for key, value in QWEN_ARCHITECTURE.items() if key != "model_type"},
+    max_position_embeddings=32768, rope_theta=1e6, rms_norm_eps=1e-6, tie_word_embeddings=True,
 )
+WEIGHT_SUFFIXES = (".safetensors", ".bin")
 
 # The chapter's GPU_CONFIG (section 5.1), key for key.
 CHAPTER_WORKLOAD = {
@@ -118,7 +134,7 @@ TIMED_REGION = (
     "one update attempt: autocast forward and loss, GradScaler scale + backward, unscale_, "
     "clip_grad_norm_, scaler.step, scaler.update; zero_grad and the probe copy are outside"
 )
-FLOPS_FORMULA = (
+FLOPS_FORMULA = (  # flops_per_step_estimate, kept as before; MFU uses amp_lab_flops' model FLOPs
     "6 * parameter_count * tokens_per_step (forward 2 + backward 4 FLOPs per parameter "
     "per token; attention score FLOPs are not counted)"
 )
@@ -187,9 +203,9 @@ def build_workload(args: argparse.Namespace, mode: str) -> dict:
     if args.repeats is not None:
         workload["repeats"] = args.repeats
     if args.seq_len is not None and args.seq_len < 2:
-        raise LabError("--seq-len must be at least 2 (a causal LM loss needs a next token)")
+        raise LabError(text("seq_len_too_small"))
     if args.repeats is not None and args.repeats < 1:
-        raise LabError("--repeats must be at least 1")
+        raise LabError(text("repeats_too_small"))
     workload.update(UPDATE_SETTINGS)
     return workload
 
@@ -200,9 +216,7 @@ def resolve_run_label(args: argparse.Namespace, mode: str) -> str:
     if label is None:
         label = "cpu_smoke" if mode == "cpu_smoke" else "default"
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", label):
-        raise LabError(
-            f"--run-label {label!r} is not a safe file name part; use letters, digits, '.', '_' or '-'"
-        )
+        raise LabError(text("unsafe_label", label=repr(label)))
     return label
 
 
@@ -216,8 +230,14 @@ def require_torch():
     try:
         import torch
     except ImportError:
-        raise LabError("PyTorch is not installed; run: pip install -r requirements.txt") from None
+        raise LabError(text("torch_missing")) from None
     return torch
+
+
+def require_transformers() -> None:
+    """Every model source builds through transformers, the lab's own requirement."""
+    if importlib.util.find_spec("transformers") is None:
+        raise LabError(text("transformers_missing"))
 
 
 def select_tensor_device(mode: str):
@@ -332,14 +352,9 @@ def host_memory_mb():
 def ensure_cuda_ready(candidate_dtype: str) -> None:
     torch = require_torch()
     if not torch.cuda.is_available():
-        raise LabError(
-            f"CUDA is not available (torch {torch.__version__}, CUDA build {torch.version.cuda}); "
-            "real_gpu needs an NVIDIA GPU. Without one use --run-mode cpu_smoke or dry_run."
-        )
+        raise LabError(text("cuda_missing", torch=torch.__version__, cuda=torch.version.cuda))
     if candidate_dtype == "bfloat16" and not torch.cuda.is_bf16_supported():
-        raise LabError(
-            "this GPU does not support bfloat16; run the candidate with --candidate-dtype float16"
-        )
+        raise LabError(text("no_bf16"))
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -351,13 +366,8 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 def out_of_memory_message(path_label: str, seq_len: int) -> str:
-    if seq_len > FALLBACK_SEQ_LEN:
-        remedy = (
-            f"re-run with --seq-len {FALLBACK_SEQ_LEN} (the chapter's fallback) and a new --run-label"
-        )
-    else:
-        remedy = "this GPU is too small for the lab even at the fallback length; use a larger GPU"
-    return f"CUDA ran out of memory in the {path_label} path at seq_len {seq_len}; {remedy}"
+    key = "oom_fallback" if seq_len > FALLBACK_SEQ_LEN else "oom_too_small"
+    return text(key, path=path_label, seq_len=seq_len, fallback=FALLBACK_SEQ_LEN)
 
 
 # --------------------------------------------------------------------------- models and inputs
@@ -371,12 +381,15 @@ class ModelSource:
     load: Callable  # load(device) -> model, with identical weights on every call
     parameter_count: int | None = None
     attention_implementation: str | None = None
+    num_layers: int | None = None  # for the attention FLOPs of the MFU
+    attention_width: int | None = None
 
     def build_model(self, device):
         model = self.load(device)
         self.parameter_count = count_parameters(model)
         config = getattr(model, "config", None)
         self.attention_implementation = getattr(config, "_attn_implementation", None)
+        self.num_layers, self.attention_width = flops_model.architecture_of(config)
         return model
 
 
@@ -406,6 +419,57 @@ def tiny_model_source(workload: dict) -> ModelSource:
         "config": config_values,
     }
     rows = [encode_prompt_bytes(prompt) for prompt in workload["prompts"]]
+    return ModelSource(info=info, token_rows=rows, load=load)
+
+
+def config_only_values(choice: str) -> tuple[dict, str]:
+    """(Qwen2Config keyword values, where they came from) for --config-only NAME or FILE."""
+    if choice.lower() == CONFIG_ONLY_BUILTIN:
+        return dict(QWEN_CONFIG), f"built-in {MODEL_ID} config.json values"
+    path = Path(choice).expanduser()
+    if not path.is_file():
+        raise LabError(text("config_only_unknown", value=repr(choice), builtin=CONFIG_ONLY_BUILTIN))
+    config = read_config_json(path)
+    if config.get("model_type", "qwen2") != "qwen2":
+        raise LabError(text("config_only_not_qwen2", path=path, value=repr(config.get("model_type"))))
+    # Only what shapes the model: no dtype, no auto_map, nothing that loads code or weights.
+    keys = tuple(QWEN_CONFIG) + ("head_dim", "hidden_act", "rope_scaling", "attention_dropout")
+    return {key: config[key] for key in keys if key in config}, f"file {path.name}"
+
+
+def seeded_token_rows(vocab_size: int, batch_size: int, seq_len: int, seed: int) -> list:
+    """Token ids drawn uniformly from the vocabulary by a generator seeded with the workload seed."""
+    torch = require_torch()
+    generator = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, vocab_size, (batch_size, seq_len), generator=generator)
+    return ids.tolist()
+
+
+def config_only_model_source(workload: dict, choice: str) -> ModelSource:
+    """The architecture alone, random weights: an architecture benchmark, never credit."""
+    config_values, origin = config_only_values(choice)
+    architecture = {"model_type": "qwen2", **config_values}
+    matches = all(architecture.get(key) == value for key, value in QWEN_ARCHITECTURE.items())
+
+    def load(device):
+        from transformers import Qwen2Config, Qwen2ForCausalLM
+
+        return Qwen2ForCausalLM(Qwen2Config(**config_values)).to(device)
+
+    info = {
+        "id": MODEL_ID if matches else f"config:{Path(choice).stem}",
+        "requested_revision": None,
+        "resolved_commit": None,
+        "resolution_source": "config_only",
+        "tokenizer_class": "none_seeded_random_token_ids",
+        "weights": "random initialisation (transformers' init, torch.manual_seed(workload.seed))",
+        "token_ids": "torch.randint(0, vocab_size, (batch_size, seq_len)) from a torch.Generator "
+                     "seeded with workload.seed; the prompts are not used",
+        "config_source": origin,
+        "config": config_values,
+    }
+    rows = seeded_token_rows(config_values.get("vocab_size", 151936), workload["batch_size"],
+                             workload["seq_len"], workload["seed"])
     return ModelSource(info=info, token_rows=rows, load=load)
 
 
@@ -471,18 +535,14 @@ def first_line(exc: Exception) -> str:
 
 
 def model_load_message(model_id: str, revision: str, local_files_only: bool, exc: Exception) -> str:
-    if local_files_only:
-        hint = "--local-files-only needs the model in the Hugging Face cache: run once online first"
-    else:
-        hint = ("check the network, the revision and HF_ENDPOINT/HF_TOKEN (a mirror: "
-                "HF_ENDPOINT=https://hf-mirror.com), use --local-files-only after a first download, "
-                "or download the checkpoint elsewhere and pass --model-path DIR")
-    return f"could not load {model_id}@{revision}: {type(exc).__name__}: {first_line(exc)} ({hint})"
+    hint = text("hint_offline" if local_files_only else "hint_online")
+    return text("load_failed", model=f"{model_id}@{revision}",
+                error=f"{type(exc).__name__}: {first_line(exc)}", hint=hint)
 
 
 def local_load_message(path: Path, exc: Exception) -> str:
-    return (f"could not load the checkpoint in {path}: {type(exc).__name__}: {first_line(exc)} "
-            f"({LOCAL_FOLDER_HINT})")
+    return text("local_load_failed", path=path, error=f"{type(exc).__name__}: {first_line(exc)}",
+                hint=text("folder_hint"))
 
 
 def pretrained_model_source(workload: dict, revision: str, local_files_only: bool) -> ModelSource:
@@ -490,7 +550,7 @@ def pretrained_model_source(workload: dict, revision: str, local_files_only: boo
         commit, resolution_source = resolve_revision(MODEL_ID, revision, local_files_only)
         tokenizer = load_tokenizer(MODEL_ID, commit, local_files_only)
     except ImportError as exc:
-        raise LabError(f"a required package is missing ({exc}); run: pip install -r requirements.txt") from None
+        raise LabError(text("package_missing", error=exc)) from None
     except Exception as exc:
         raise LabError(model_load_message(MODEL_ID, revision, local_files_only, exc)) from None
     info = {
@@ -514,18 +574,23 @@ def pretrained_model_source(workload: dict, revision: str, local_files_only: boo
 def read_local_config(path: Path) -> dict:
     """``config.json`` of a --model-path folder; any problem is one clear line (no torch needed)."""
     if not path.is_dir():
-        raise LabError(f"--model-path {path}: no such folder ({LOCAL_FOLDER_HINT})")
+        raise LabError(text("path_no_folder", path=path, hint=text("folder_hint")))
     config_path = path / "config.json"
     if not config_path.is_file():
-        raise LabError(f"--model-path {path}: no config.json in it ({LOCAL_FOLDER_HINT})")
+        raise LabError(text("path_no_config", path=path, hint=text("folder_hint")))
+    config = read_config_json(config_path)
+    if not weight_files(path):
+        raise LabError(text("path_no_weights", path=path, hint=text("folder_hint")))
+    return config
+
+
+def read_config_json(config_path: Path) -> dict:
     try:
         config = json.loads(config_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise LabError(f"--model-path {path}: config.json is not readable JSON ({exc})") from None
+        raise LabError(text("config_unreadable", path=config_path, error=exc)) from None
     if not isinstance(config, dict):
-        raise LabError(f"--model-path {path}: config.json is not a JSON object")
-    if not weight_files(path):
-        raise LabError(f"--model-path {path}: no weight files (*.safetensors, *.bin) in it ({LOCAL_FOLDER_HINT})")
+        raise LabError(text("config_not_object", path=config_path))
     return config
 
 
@@ -582,13 +647,12 @@ def local_model_source(workload: dict, path: Path) -> ModelSource:
     try:
         tokenizer = load_tokenizer(str(path), None, True)
     except ImportError as exc:
-        raise LabError(f"a required package is missing ({exc}); run: pip install -r requirements.txt") from None
+        raise LabError(text("package_missing", error=exc)) from None
     except Exception as exc:
         raise LabError(local_load_message(path, exc)) from None
     rows = tokenize_prompts(tokenizer, workload["prompts"])
     if not all(rows):  # transformers builds an empty tokenizer from a folder without tokenizer files
-        raise LabError(f"--model-path {path}: its tokenizer encodes the prompt to zero tokens, so the"
-                       f" tokenizer files are missing ({LOCAL_FOLDER_HINT})")
+        raise LabError(text("empty_tokenizer", path=path, hint=text("folder_hint")))
     info = {
         "id": local_model_id(config, path),
         "requested_revision": None,
@@ -613,7 +677,7 @@ def build_causal_lm_batch(token_rows: list, batch_size: int, seq_len: int, devic
     for index in range(batch_size):
         ids = list(token_rows[index % len(token_rows)])
         if not ids:
-            raise LabError("a prompt encodes to zero tokens; the workload prompts must not be empty")
+            raise LabError(text("empty_prompt"))
         rows.append([ids[position % len(ids)] for position in range(seq_len)])
     input_ids = torch.tensor(rows, dtype=torch.long, device=device)
     return {
@@ -627,7 +691,7 @@ def find_probe_parameter(model):
     for name, parameter in model.named_parameters():
         if name.endswith(PROBE_SUFFIX) and parameter.requires_grad:
             return name, parameter
-    raise LabError(f"the model has no trainable parameter ending in {PROBE_SUFFIX!r}")
+    raise LabError(text("no_probe", suffix=repr(PROBE_SUFFIX)))
 
 
 # --------------------------------------------------------------------------- one precision path
@@ -825,6 +889,18 @@ def build_record(run_label, mode, source, workload, hardware, metrics, ops, evid
     flops = 6 * source.parameter_count * tokens_per_step if source.parameter_count else None
     for result in metrics.values():
         add_throughput(result, tokens_per_step, flops, ops.on_cuda)
+    attention_flops = (
+        flops_model.attention_flops_per_step(source.num_layers, source.attention_width,
+                                             workload["batch_size"], workload["seq_len"])
+        if source.num_layers and source.attention_width else None
+    )
+    model_flops = flops + attention_flops if flops and attention_flops is not None else None
+    precision = torch.get_float32_matmul_precision()
+    gpu_peak = flops_model.find_peak(hardware["name"]) if ops.on_cuda else None
+    for key, result in metrics.items():
+        amp_dtype = None if key == "baseline" else workload["candidate_dtype"]
+        peak, kind = flops_model.path_peak(gpu_peak, amp_dtype, precision)
+        flops_model.add_mfu(result, model_flops if ops.on_cuda else None, peak, kind)
     record = {
         "schema_version": SCHEMA_VERSION,
         "semantic_id": SEMANTIC_ID,
@@ -852,6 +928,14 @@ def build_record(run_label, mode, source, workload, hardware, metrics, ops, evid
             "flops_per_step_estimate": flops,
             "flops_formula": FLOPS_FORMULA,
             "achieved_tflops_definition": "flops_per_step_estimate * 1000 / step_median_ms / 1e12 (CUDA only)",
+            "num_layers": source.num_layers,
+            "attention_width": source.attention_width,
+            "attention_flops_per_step": attention_flops,
+            "model_flops_per_step": model_flops,
+            "model_flops_formula": flops_model.MODEL_FLOPS_FORMULA,
+            "mfu_definition": flops_model.MFU_DEFINITION + " (CUDA only; null for a GPU the table lacks)",
+            "peak_tflops_source": flops_model.PEAK_SOURCE,
+            "peak_gpu": gpu_peak[0] if gpu_peak else None,
             "attention_implementation": source.attention_implementation,
             "fp32_matmul_precision": torch.get_float32_matmul_precision(),
         },
@@ -872,20 +956,22 @@ def write_record(record: dict, path: Path) -> Path:
 # --------------------------------------------------------------------------- run modes
 
 def run_experiment(args, mode: str, workload: dict, run_label: str, record_path: Path) -> int:
-    torch = require_torch()
+    require_torch()
+    require_transformers()
     if not args.overwrite and record_is_protected(record_path, mode):
-        raise LabError(
-            f"{record_path} already exists; keep old evidence and pick a new --run-label "
-            "(or pass --overwrite)"
-        )
+        raise LabError(text("record_exists", path=record_path))
     if mode == "real_gpu":
         ensure_cuda_ready(workload["candidate_dtype"])
         ops = CudaOps(select_tensor_device(mode))
-        evidence = EVIDENCE_REAL
+        evidence = EVIDENCE_ARCHITECTURE if args.config_only else EVIDENCE_REAL
     else:
         ops = CpuOps(select_tensor_device(mode))
         evidence = EVIDENCE_SMOKE
-    if args.model_path is not None:
+    if args.config_only is not None:
+        source = config_only_model_source(workload, args.config_only)
+        if mode == "cpu_smoke" and source.info["id"] == MODEL_ID:
+            print(text("full_model_on_cpu"), flush=True)
+    elif args.model_path is not None:
         source = local_model_source(workload, args.model_path)
     elif mode == "real_gpu":
         source = pretrained_model_source(workload, requested_revision(args), args.local_files_only)
@@ -899,7 +985,7 @@ def run_experiment(args, mode: str, workload: dict, run_label: str, record_path:
     }
     metrics = {}
     for key, spec in paths.items():
-        print(f"running {spec.label} path ...", flush=True)
+        print(text("running_path", path=spec.label), flush=True)
         try:
             metrics[key] = run_precision_path(spec, source, batch, workload, ops)
         except LabError:
@@ -912,7 +998,9 @@ def run_experiment(args, mode: str, workload: dict, run_label: str, record_path:
     write_record(record, record_path)
     for line in summary_lines(record):
         print(line)
-    print(f"record written: {record_path}")
+    if source.info["resolution_source"] == "config_only":
+        print(text("config_only_notice"))
+    print(text("record_written", path=record_path))
     return EXIT_OK if record["decision"] == "accept" else EXIT_GATE_REJECTED
 
 
@@ -934,51 +1022,61 @@ def requested_revision(args) -> str:
 
 
 def check_model_options(args) -> None:
-    """A local folder has exactly one version: --model-revision belongs to the hub id."""
+    """A local folder has exactly one version: --model-revision belongs to the hub id;
+    --config-only takes neither."""
+    if args.config_only is not None:
+        for option, given in (("--model-path", args.model_path is not None),
+                              ("--model-revision", args.model_revision is not None),
+                              ("--local-files-only", args.local_files_only)):
+            if given:
+                raise LabError(text("config_only_conflict", option=option))
+        config_only_values(args.config_only)  # fail early, before anything is loaded or written
+        return
     if args.model_path is None:
         return
     if args.model_revision is not None:
-        raise LabError("--model-revision selects a version of the hub model; a --model-path folder has"
-                       " only the version it holds: drop one of the two")
+        raise LabError(text("revision_with_path"))
     read_local_config(args.model_path)  # fail early, before anything is loaded or written
 
 
 def print_plan(args, workload: dict, record_path: Path) -> None:
     scaler = (
-        f"GradScaler(init {workload['initial_scale']:g}, backoff {workload['backoff_factor']}, "
-        f"growth interval {workload['growth_interval']})"
+        text("plan_scaler_fp16", init=f"{workload['initial_scale']:g}", backoff=workload["backoff_factor"],
+             interval=workload["growth_interval"])
         if workload["candidate_dtype"] == "float16"
-        else "no GradScaler (BF16 keeps FP32's exponent range)"
+        else text("plan_scaler_bf16")
     )
-    torch_state = "installed" if importlib.util.find_spec("torch") else "NOT installed"
-    if args.model_path is not None:
+    installed = {name: text("installed" if importlib.util.find_spec(name) else "not_installed")
+                 for name in ("torch", "transformers")}
+    if args.config_only is not None:
+        values, origin = config_only_values(args.config_only)
+        matches = all(values.get(key) == value for key, value in QWEN_ARCHITECTURE.items() if key != "model_type")
+        model_lines = [text("plan_model_config", model=MODEL_ID if matches else args.config_only,
+                            source=origin, seed=workload["seed"])]
+    elif args.model_path is not None:
         config = read_local_config(args.model_path)
         weights = ", ".join(item.name for item in weight_files(args.model_path))
-        model_lines = [
-            f"  model      local folder {args.model_path}, recorded as"
-            f" {local_model_id(config, args.model_path)} (no download; weights: {weights})",
-        ]
+        model_lines = [text("plan_model_local", path=args.model_path,
+                            model=local_model_id(config, args.model_path), weights=weights)]
     else:
-        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co (set HF_ENDPOINT for a mirror)"
+        endpoint = os.environ.get("HF_ENDPOINT") or text("plan_hub_default")
         model_lines = [
-            f"  model      {MODEL_ID} @ {requested_revision(args)} (resolved to an immutable commit at run"
-            f" time; offline: {'yes' if args.local_files_only else 'no'})",
-            f"  hub        {endpoint}; or --model-path DIR for a checkpoint downloaded elsewhere",
+            text("plan_model_hub", model=MODEL_ID, revision=requested_revision(args),
+                 offline=text("yes" if args.local_files_only else "no")),
+            text("plan_hub", endpoint=endpoint),
         ]
     lines = [
-        "AMP backward lab -- dry run: nothing is loaded, nothing is written.",
+        text("plan_title"),
         *model_lines,
-        f"  batch      batch {workload['batch_size']} x seq_len {workload['seq_len']} tokens, prompt repeated"
-        f" to fill; seed {workload['seed']}",
-        f"  updates    SGD lr {workload['learning_rate']:g}, clip_grad_norm_ {workload['max_grad_norm']},"
-        f" {workload['warmup']} warm-up + {workload['repeats']} measured, up to"
-        f" {workload['max_scale_backoff_steps']} backoff attempts",
-        f"  paths      fp32 baseline | amp {workload['candidate_dtype']} with {scaler} |"
-        " overflow: float16 + GradScaler, loss * inf, 1 attempt",
-        "  gate       FP32 and AMP measured, finite and applied; overflow not applied and scale backed off",
-        f"  record     {record_path} (exists: {'yes' if record_path.exists() else 'no'})",
-        f"  torch      {torch_state} (not imported in dry_run)",
-        "  next       --run-mode real_gpu --run-label <unique label>   (no GPU: --run-mode cpu_smoke)",
+        text("plan_batch", batch=workload["batch_size"], seq_len=workload["seq_len"], seed=workload["seed"]),
+        text("plan_updates", lr=f"{workload['learning_rate']:g}", clip=workload["max_grad_norm"],
+             warmup=workload["warmup"], repeats=workload["repeats"],
+             backoffs=workload["max_scale_backoff_steps"]),
+        text("plan_paths", dtype=workload["candidate_dtype"], scaler=scaler),
+        text("plan_gate"),
+        text("plan_record", path=record_path, exists=text("yes" if record_path.exists() else "no")),
+        text("plan_packages", torch=installed["torch"], transformers=installed["transformers"]),
+        text("plan_next"),
     ]
     print("\n".join(lines))
 
@@ -986,7 +1084,7 @@ def print_plan(args, workload: dict, record_path: Path) -> None:
 # --------------------------------------------------------------------------- --show
 
 def format_ms(value) -> str:
-    return "not completed" if value is None else f"{value:.2f} ms"
+    return text("not_completed") if value is None else f"{value:.2f} ms"
 
 
 def format_mb(value) -> str:
@@ -994,22 +1092,23 @@ def format_mb(value) -> str:
 
 
 def summary_lines(record: dict) -> list[str]:
-    """The chapter's 5.3 read-out, plus memory change and throughput."""
+    """The chapter's 5.3 read-out, plus memory change, throughput and MFU."""
     base, cand, over = (record["metrics"][key] for key in ("baseline", "candidate", "overflow"))
     delta = cand["parameter_delta_max"]
     lines = [
-        f"FP32: median={format_ms(base['step_median_ms'])}, p95={format_ms(base['step_p95_ms'])},"
-        f" {format_mb(base['peak_allocated_mb'])}, update={base['step_applied']}",
-        f"AMP:  median={format_ms(cand['step_median_ms'])}, p95={format_ms(cand['step_p95_ms'])},"
-        f" {format_mb(cand['peak_allocated_mb'])}, update={cand['step_applied']},"
-        f" backoff={cand['scale_backoff_steps']}",
-        f"overflow: step={over['step_applied']}, scale={over['scale_before']} -> {over['scale_after']}",
-        f"probe={cand['probe_parameter']} | delta={'n/a' if delta is None else format(delta, '.3e')}",
-        f"decision={record['decision']} | evidence={record['evidence_level']}",
+        text("summary_fp32", median=format_ms(base["step_median_ms"]), p95=format_ms(base["step_p95_ms"]),
+             peak=format_mb(base["peak_allocated_mb"]), applied=base["step_applied"]),
+        text("summary_amp", median=format_ms(cand["step_median_ms"]), p95=format_ms(cand["step_p95_ms"]),
+             peak=format_mb(cand["peak_allocated_mb"]), applied=cand["step_applied"],
+             backoffs=cand["scale_backoff_steps"]),
+        text("summary_overflow", applied=over["step_applied"], before=over["scale_before"],
+             after=over["scale_after"]),
+        text("summary_probe", probe=cand["probe_parameter"], delta="n/a" if delta is None else format(delta, ".3e")),
+        text("summary_decision", decision=record["decision"], evidence=record["evidence_level"]),
     ]
     if base["peak_allocated_mb"] and cand["peak_allocated_mb"] is not None:
         change = (cand["peak_allocated_mb"] - base["peak_allocated_mb"]) / base["peak_allocated_mb"]
-        lines.append(f"peak memory change AMP vs FP32: {change:+.1%}")
+        lines.append(text("summary_memory", change=f"{change:+.1%}"))
     throughput = [
         f"{name} {path['tokens_per_second']:.0f} tok/s"
         + (f" ({path['achieved_tflops']:.3g} TFLOP/s)" if path.get("achieved_tflops") is not None else "")
@@ -1017,21 +1116,27 @@ def summary_lines(record: dict) -> list[str]:
         if path.get("tokens_per_second") is not None
     ]
     if throughput:
-        lines.append("throughput: " + ", ".join(throughput))
+        lines.append(text("summary_throughput", items=", ".join(throughput)))
+    mfu = [f"{name} {path['mfu']:.2%} ({path['model_tflops']:.3g} / {path['peak_tflops']:g} TFLOP/s"
+           f" {path['peak_kind']})"
+           for name, path in (("FP32", base), ("AMP", cand)) if path.get("mfu") is not None]
+    if mfu:
+        gpu = (record.get("measurement") or {}).get("peak_gpu") or record["hardware"].get("name")
+        lines.append(text("summary_mfu", gpu=gpu, items=", ".join(mfu)))
     return lines
 
 
 def load_record_for_show(path: Path) -> dict:
     if not path.is_file():
-        raise LabError(f"record not found: {path} (run the lab first, e.g. --run-mode cpu_smoke)")
+        raise LabError(text("record_not_found", path=path))
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
         for key in ("baseline", "candidate", "overflow"):
             record["metrics"][key]["step_median_ms"]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LabError(f"cannot read {path} as JSON: {exc}") from None
+        raise LabError(text("record_not_json", path=path, error=exc)) from None
     except (KeyError, TypeError):
-        raise LabError(f"{path} is not a lab record (metrics.baseline/candidate/overflow missing)") from None
+        raise LabError(text("record_not_lab", path=path)) from None
     return record
 
 
@@ -1094,17 +1199,17 @@ def show_record(path: Path) -> int:
     try:
         lines = summary_lines(record)
     except (KeyError, TypeError) as exc:
-        raise LabError(f"{path} is not a complete lab record (missing {exc})") from None
+        raise LabError(text("record_incomplete", path=path, key=exc)) from None
     print("\n".join(lines))
     if importlib.util.find_spec("matplotlib") is None:
-        print("chart skipped: matplotlib is not installed (pip install matplotlib)")
+        print(text("chart_skipped"))
         return EXIT_OK
     png_path = path.with_suffix(".png")
     try:
         render_chart(record, png_path)
     except OSError as exc:
-        raise LabError(f"cannot write the chart {png_path}: {exc}") from None
-    print(f"chart written: {png_path}")
+        raise LabError(text("chart_unwritable", path=png_path, error=exc)) from None
+    print(text("chart_written", path=png_path))
     return EXIT_OK
 
 
@@ -1141,6 +1246,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing record with the same label (by default a real_gpu"
                              " record is never replaced, and cpu_smoke replaces only smoke records)")
+    parser.add_argument("--config-only", metavar="NAME_OR_FILE", default=None,
+                        help=f"build the model from an architecture alone, with random weights and"
+                             f" seeded token ids (no download, no tokenizer): {CONFIG_ONLY_BUILTIN}"
+                             f" for {MODEL_ID}'s published config, or a Qwen2 config.json file. The"
+                             f" record is an architecture benchmark ({EVIDENCE_ARCHITECTURE} on CUDA)"
+                             " and earns no credit")
+    parser.add_argument("--lang", choices=("zh", "en"), default=None,
+                        help="language of the messages (default: AUTOGRADER_LANG, else pyproject.toml's"
+                             " [tool.autograder] lang, else English)")
     parser.add_argument("--show", metavar="RECORD", type=Path, default=None,
                         help="print the summary of RECORD and write RECORD's stem .png next to it")
     return parser.parse_args(argv)
@@ -1148,6 +1262,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    set_language(resolve_language(args.lang))
     try:
         if args.show is not None:
             return show_record(args.show)
@@ -1161,7 +1276,7 @@ def main(argv=None) -> int:
             return EXIT_OK
         return run_experiment(args, mode, workload, run_label, record_path)
     except LabError as exc:
-        print(f"amp_backward_lab: error: {exc}", file=sys.stderr)
+        print(text("error_prefix", message=exc), file=sys.stderr)
         return exc.exit_code
 
 
