@@ -13,7 +13,9 @@ A record goes through four stages, each in its own module:
 4. **credit** (here): a valid, plausible record **earns the optional credit** only when it is the
    chapter's experiment on real CUDA hardware: evidence ``real_model_mechanism_benchmark``,
    Qwen/Qwen2.5-0.5B at a resolved commit, the chapter's workload (sequence length 64 is the
-   documented fallback), and decision ``accept``.
+   documented fallback), and decision ``accept``. A ``--config-only`` record (evidence
+   ``architecture_benchmark_random_weights``: the architecture with random weights) is valid and
+   plausible-checked like any other, and never earns it.
 
 The checker proves consistency and plausibility, not authenticity: a record is self-reported,
 and a careful hand-edit that stays within physics passes. Files are read by
@@ -47,6 +49,8 @@ from autograder.lab_files import (
     refusal,
 )
 from autograder.lab_layout import (
+    CONFIG_ONLY_SOURCE,
+    EVIDENCE_ARCHITECTURE,
     EVIDENCE_DEVICE,
     EVIDENCE_REAL,
     EVIDENCE_SMOKE,
@@ -77,7 +81,8 @@ from autograder.lab_plausibility import plausibility
 __all__ = [  # the public API; other code and tests import it from here
     "LabVerdict", "check_record", "check_file", "find_records", "parse_strict_json",
     "gate_failures", "hardware_info", "add_parser", "run", "MAX_RECORD_BYTES", "StrictJSONError",
-    "CHAPTER_WORKLOAD", "ACCEPTED_SEQ_LENS", "MIN_REPEATS", "EVIDENCE_DEVICE", "EVIDENCE_REAL",
+    "CHAPTER_WORKLOAD", "ACCEPTED_SEQ_LENS", "MIN_REPEATS", "EVIDENCE_ARCHITECTURE",
+    "EVIDENCE_DEVICE", "EVIDENCE_REAL",
     "EVIDENCE_SMOKE", "HARDWARE_KEYS", "MODEL_ID", "MODEL_KEYS", "PATH_KEYS", "PATH_NAMES",
     "PROBE_SUFFIX", "QWEN_FP32_WEIGHTS_AND_GRADS_MB", "QWEN_PARAMETERS", "RECORD_GLOB",
     "RESULTS_RELATIVE_DIR", "SCHEMA_VERSION", "TOP_KEYS", "UPDATE_DEFAULTS", "WORKLOAD_KEYS",
@@ -255,7 +260,12 @@ def _credit_gaps(record: dict) -> tuple[list, list]:
     """Why a valid record earns no GPU credit (empty: it earns it), plus informative notes."""
     gaps, notes = [], []
     evidence = record["evidence_level"]
-    if evidence != EVIDENCE_REAL:
+    if evidence == EVIDENCE_ARCHITECTURE:
+        gaps.append(_("evidence_level {value}: an architecture benchmark with random weights (the "
+                      "lab's --config-only): valid evidence of time and memory, but it earns no GPU "
+                      "credit (needs {expected}: the real checkpoint, --run-mode real_gpu)",
+                      value=shown(evidence), expected=repr(EVIDENCE_REAL)))
+    elif evidence != EVIDENCE_REAL:
         gaps.append(_("evidence_level {value} is a CPU smoke check: the record is valid but earns no "
                       "GPU credit (needs {expected} from --run-mode real_gpu on CUDA)",
                       value=shown(evidence), expected=repr(EVIDENCE_REAL)))
@@ -266,6 +276,9 @@ def _credit_gaps(record: dict) -> tuple[list, list]:
     if model["id"] != MODEL_ID:
         gaps.append(_("model.id is {value}; the lab's credit is for {model}",
                       value=shown(model["id"]), model=MODEL_ID))
+    if model["resolution_source"] == CONFIG_ONLY_SOURCE:
+        gaps.append(_("model.resolution_source is {value}: random weights built from the config, "
+                      "not the checkpoint", value=repr(CONFIG_ONLY_SOURCE)))
     commit = model["resolved_commit"]
     if not (isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{40}", commit)):
         gaps.append(_("model.resolved_commit {value} is not an immutable 40-hex commit",

@@ -14,7 +14,10 @@ import math
 
 from autograder.i18n import _
 from autograder.lab_layout import (
+    CONFIG_ONLY_SOURCE,
+    EVIDENCE_ARCHITECTURE,
     EVIDENCE_DEVICE,
+    EVIDENCE_SMOKE,
     PATH_NAMES,
     PROBE_SUFFIX,
     close,
@@ -269,8 +272,25 @@ def _record_level_problems(record: dict) -> list:
                           device=shown(hardware["device"])))
     if hardware["device"] == "cuda":
         problems += _cuda_hardware_problems(metrics, hardware)
+    problems += _config_only_problems(record)
     problems += _throughput_problems(record)
+    problems += _model_flops_problems(record)
     return problems
+
+
+def _config_only_problems(record: dict) -> list:
+    """Random weights built from a config are an architecture benchmark, and only that."""
+    source = record["model"]["resolution_source"]
+    evidence = record["evidence_level"]
+    if evidence == EVIDENCE_ARCHITECTURE and source != CONFIG_ONLY_SOURCE:
+        return [_("evidence_level {evidence} is the lab's --config-only run, but "
+                  "model.resolution_source is {value} (expected {expected})",
+                  evidence=repr(evidence), value=shown(source), expected=repr(CONFIG_ONLY_SOURCE))]
+    if source == CONFIG_ONLY_SOURCE and evidence not in (EVIDENCE_ARCHITECTURE, EVIDENCE_SMOKE):
+        return [_("model.resolution_source {value} means random weights built from a config: its "
+                  "evidence_level is {expected} on CUDA, not {evidence}",
+                  value=repr(source), expected=repr(EVIDENCE_ARCHITECTURE), evidence=shown(evidence))]
+    return []
 
 
 def _cuda_hardware_problems(metrics: dict, hardware: dict) -> list:
@@ -315,4 +335,61 @@ def _throughput_problems(record: dict) -> list:
                   or not close(path["achieved_tflops"], flops * 1000.0 / median / 1e12)):
                 problems.append(_("metrics.{path}.achieved_tflops does not follow from "
                                   "measurement.flops_per_step_estimate and step_median_ms", path=name))
+    return problems
+
+
+def _model_flops_problems(record: dict) -> list:
+    """The MFU fields (optional; records before them stay valid) follow from the measured
+    median, the stated model FLOPs and the stated peak, and exist only on CUDA."""
+    measurement = record.get("measurement") if isinstance(record.get("measurement"), dict) else {}
+    workload = record["workload"]
+    model_flops = measurement.get("model_flops_per_step")
+    attention = measurement.get("attention_flops_per_step")
+    estimate = measurement.get("flops_per_step_estimate")
+    layers, width = measurement.get("num_layers"), measurement.get("attention_width")
+    problems = []
+    if is_number(attention) and layers is not None and width is not None:
+        seq_len = workload["seq_len"]
+        expected = 12 * layers * width * seq_len * workload["batch_size"] * seq_len
+        if not close(attention, expected):
+            problems.append(_("measurement.attention_flops_per_step {value} != 12 x num_layers x "
+                              "attention_width x seq_len x tokens = {expected}",
+                              value=attention, expected=expected))
+    if is_number(model_flops) and is_number(attention) and is_number(estimate) \
+            and not close(model_flops, estimate + attention):
+        problems.append(_("measurement.model_flops_per_step {value} != flops_per_step_estimate + "
+                          "attention_flops_per_step = {expected}",
+                          value=model_flops, expected=estimate + attention))
+    precision = measurement.get("fp32_matmul_precision")
+    for name in PATH_NAMES:
+        problems += _path_mfu_problems(name, record["metrics"][name], record["hardware"]["device"],
+                                       model_flops, precision)
+    return problems
+
+
+def _path_mfu_problems(name: str, path: dict, device: str, model_flops, precision) -> list:
+    problems = []
+    median = path["step_median_ms"]
+    model_tflops, peak, mfu = path.get("model_tflops"), path.get("peak_tflops"), path.get("mfu")
+    kind = path.get("peak_kind")
+    if model_tflops is not None:
+        if device != "cuda":
+            problems.append(_("metrics.{path}.model_tflops is reported for a non-CUDA run", path=name))
+        elif (median is None or not is_number(model_flops)
+              or not close(model_tflops, model_flops * 1000.0 / median / 1e12)):
+            problems.append(_("metrics.{path}.model_tflops does not follow from "
+                              "measurement.model_flops_per_step and step_median_ms", path=name))
+    if mfu is not None and (model_tflops is None or peak is None or not close(mfu, model_tflops / peak)):
+        problems.append(_("metrics.{path}.mfu {value} != model_tflops / peak_tflops", path=name,
+                          value=mfu))
+    if (peak is None) != (kind is None):
+        problems.append(_("metrics.{path}: peak_tflops and peak_kind must both be set or both null",
+                          path=name))
+    expected_kinds = {"baseline": ("fp32", "tf32"), "candidate": ("fp16_bf16_tensor",)}.get(name, ())
+    if kind is not None and kind not in expected_kinds:
+        problems.append(_("metrics.{path}.peak_kind is {value}, which is not the math this path runs",
+                          path=name, value=shown(kind)))
+    elif kind == "tf32" and precision == "highest":
+        problems.append(_("metrics.{path}.peak_kind is 'tf32' but measurement.fp32_matmul_precision is "
+                          "'highest' (FP32 matmuls without TF32)", path=name))
     return problems

@@ -29,7 +29,12 @@ PROFILE_ID = "TRAIN-CUDA-MECHANISM"
 MODEL_ID = "Qwen/Qwen2.5-0.5B"
 EVIDENCE_REAL = "real_model_mechanism_benchmark"
 EVIDENCE_SMOKE = "cpu_smoke_mechanism_check"
-EVIDENCE_DEVICE = {EVIDENCE_REAL: "cuda", EVIDENCE_SMOKE: "cpu"}
+# The lab's --config-only on CUDA: Qwen2.5-0.5B's architecture with random weights. Valid
+# evidence of time, memory and update semantics; never the lab's credit (lab_check).
+EVIDENCE_ARCHITECTURE = "architecture_benchmark_random_weights"
+CONFIG_ONLY_SOURCE = "config_only"  # model.resolution_source of such a record
+EVIDENCE_DEVICE = {EVIDENCE_REAL: "cuda", EVIDENCE_SMOKE: "cpu", EVIDENCE_ARCHITECTURE: "cuda"}
+PEAK_KINDS = ("fp32", "tf32", "fp16_bf16_tensor")  # the math a path's MFU is measured against
 PROBE_SUFFIX = "self_attn.q_proj.weight"
 
 TOP_KEYS = ("schema_version", "semantic_id", "profile_id", "run_label", "model", "workload",
@@ -219,6 +224,7 @@ def layout_problems(record) -> list:
         problems.append(_("evidence_level is {value}; expected one of {choices}",
                           value=shown(record["evidence_level"]),
                           choices=", ".join(repr(level) for level in sorted(EVIDENCE_DEVICE))))
+    _check_measurement_extras(record.get("measurement"), problems)
     if record["decision"] not in ("accept", "reject"):
         problems.append(_("decision is {value}; expected 'accept' or 'reject'",
                           value=shown(record["decision"])))
@@ -274,9 +280,27 @@ def _check_path_extras(where: str, path, problems: list) -> None:
         if not (isinstance(times, list) and all(is_number(t) and t > 0 for t in times)):
             problems.append(_("{where}.step_times_ms must be a list of finite positive numbers",
                               where=where))
-    for key in ("tokens_per_second", "achieved_tflops"):
+    for key in ("tokens_per_second", "achieved_tflops", "model_tflops", "peak_tflops", "mfu"):
         if key in path:
             check_value(f"{where}.{key}", path[key], "num>0?", problems)
+    kind = path.get("peak_kind")
+    if kind is not None and kind not in PEAK_KINDS:
+        problems.append(_("{where}.peak_kind is {value}; expected one of {choices} or null",
+                          where=where, value=shown(kind), choices=", ".join(map(repr, PEAK_KINDS))))
+
+
+# Fields of the lab's optional measurement block that the checks below compute with.
+MEASUREMENT_SPEC = {"model_flops_per_step": "num>0?", "attention_flops_per_step": "num>=0?",
+                    "num_layers": "int>=1?", "attention_width": "int>=1?"}
+
+
+def _check_measurement_extras(measurement, problems: list) -> None:
+    """The measurement block is optional (the chapter's records have none); typed when present."""
+    if not isinstance(measurement, dict):
+        return
+    for key, kind in MEASUREMENT_SPEC.items():
+        if key in measurement:
+            check_value(f"measurement.{key}", measurement[key], kind, problems)
 
 
 def settings(workload: dict) -> dict:

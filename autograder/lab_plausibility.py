@@ -14,6 +14,9 @@ records (no credit, and a reason naming the figure):
   capability is the named GPU's.
 - **model size**: a record of Qwen2.5-0.5B that states a parameter count or a FLOP estimate
   states this model's.
+- **MFU**: a path's ``peak_tflops`` is the named GPU's dense peak for the math it names
+  (:mod:`autograder.lab_gpu_specs`), and a record of Qwen2.5-0.5B counts its attention FLOPs with
+  its 24 layers and 896-wide attention.
 - **update size**: SGD after ``clip_grad_norm_(max_norm)`` moves no weight by more than
   ``learning_rate x max_norm`` (the clipped gradient's norm bounds each of its elements).
 
@@ -52,6 +55,8 @@ MEMORY_LOW_FRACTION = 0.90
 # |new - old| of an FP32 weight carries rounding of about one ulp of the weight; allow for it.
 UPDATE_REL_SLACK = 0.01
 UPDATE_ABS_SLACK = 1e-6
+QWEN_LAYERS, QWEN_ATTENTION_WIDTH = 24, 896  # 14 heads x 64
+PEAK_FIELDS = {"fp32": "fp32", "tf32": "tf32", "fp16_bf16_tensor": "half"}  # peak_kind -> GpuSpec
 
 
 def plausibility(record: dict) -> tuple[list, list]:
@@ -70,6 +75,7 @@ def plausibility(record: dict) -> tuple[list, list]:
         notes.append(_("laptop GPU, checked against the desktop {gpu}'s figures", gpu=spec.label))
     problems += _capability_problems(hardware, spec)
     problems += _total_memory_problems(hardware, spec, laptop, notes)
+    problems += _peak_problems(record, spec, laptop, notes)
     if record["model"]["id"] == MODEL_ID:
         problems += _model_size_problems(record)
         problems += _memory_floor_problems(record, notes)
@@ -121,6 +127,31 @@ def _compute_problems(record: dict, spec: GpuSpec, notes: list) -> list:
                 path=name, field=field, step=fastest, device=device, model=MODEL_ID,
                 parameters=QWEN_PARAMETERS, tokens=tokens, flops=flops, floor=floor_ms,
                 margin=COMPUTE_MARGIN, owner=_possessive(spec), kind=kind, peak=peak))
+    return problems
+
+
+def _peak_problems(record: dict, spec, laptop: bool, notes: list) -> list:
+    """Each stated peak is the table's, for the GPU and the math the path names."""
+    problems = []
+    for name in ("baseline", "candidate"):
+        path = record["metrics"][name]
+        peak, kind = path.get("peak_tflops"), path.get("peak_kind")
+        if peak is None or kind not in PEAK_FIELDS:
+            continue
+        if spec is None or laptop:
+            problems.append(_("metrics.{path}.peak_tflops {peak:g} is stated for {gpu}, whose dense "
+                              "peak the table does not know", path=name, peak=peak,
+                              gpu=plain_text(record["hardware"]["name"], 40)))
+            continue
+        expected = getattr(spec, PEAK_FIELDS[kind])
+        if not close(peak, expected, rel=1e-3):
+            problems.append(_("metrics.{path}.peak_tflops {peak:g} is not {owner} dense {kind} peak "
+                              "({expected:g} TFLOP/s)", path=name, peak=peak, owner=_possessive(spec),
+                              kind=kind, expected=expected))
+        elif path.get("mfu") is not None:
+            notes.append(_("{path}: MFU {mfu:.2%} (model FLOPs with attention, against {owner} dense "
+                           "{kind} peak of {peak:g} TFLOP/s)", path=name, mfu=path["mfu"],
+                           owner=_possessive(spec), kind=kind, peak=peak))
     return problems
 
 
@@ -209,6 +240,11 @@ def _model_size_problems(record: dict) -> list:
         shown_count = f"{count:,}" if is_int(count) else plain_text(count, 30)
         problems.append(_("measurement.parameter_count {count} is not {model}'s {parameters:,}",
                           count=shown_count, model=MODEL_ID, parameters=QWEN_PARAMETERS))
+    for key, value in (("num_layers", QWEN_LAYERS), ("attention_width", QWEN_ATTENTION_WIDTH)):
+        stated = measurement.get(key)
+        if stated is not None and stated != value:
+            problems.append(_("measurement.{key} {stated} is not {model}'s {value}", key=key,
+                              stated=plain_text(stated, 20), model=MODEL_ID, value=value))
     flops = measurement.get("flops_per_step_estimate")
     expected = step_flops(record["workload"])
     if flops is not None and count in (None, QWEN_PARAMETERS) and not (

@@ -20,6 +20,15 @@ Run modes:
             ``transformers`` config and a byte encoding of the prompt (no download).
   real_gpu  the chapter's experiment on CUDA with Qwen/Qwen2.5-0.5B.
 
+--config-only qwen2.5-0.5b (or a config.json file), in cpu_smoke or real_gpu: the model is built
+from the architecture alone, with random weights seeded by the workload's seed, and fed token ids
+drawn from that seed: no download, no tokenizer. Step time and peak memory depend on the
+architecture, the length and the dtype path, not on the weights' values, so such a record is an
+architecture benchmark (its own evidence_level); it never earns the lab's credit.
+
+Every message is printed in English or Chinese (--lang, AUTOGRADER_LANG, or pyproject.toml's
+[tool.autograder] lang, as for the grader); see amp_lab_text.py.
+
 Where the model comes from (real_gpu, or cpu_smoke with --model-path):
   * by default the Hugging Face Hub id Qwen/Qwen2.5-0.5B, at --model-revision, resolved to an
     immutable commit. huggingface_hub reads the HF_ENDPOINT environment variable, so a mirror
@@ -29,8 +38,10 @@ Where the model comes from (real_gpu, or cpu_smoke with --model-path):
     downloaded; the record's model block says so (resolution_source "local_path...", the folder
     and the sha256 of its weight files).
 
-This script is standalone: it imports nothing from the rest of the repository and writes only
-into its output folder.
+This script is standalone: it imports nothing from the rest of the repository (only its
+neighbours in gpu_lab/: amp_lab_models.py where the model and batch come from, amp_lab_flops.py the
+model FLOPs and MFU, amp_lab_text.py its words in two languages, amp_lab_common.py the shared
+error) and writes only into its output folder.
 """
 from __future__ import annotations
 
@@ -39,7 +50,6 @@ import contextlib
 import copy
 import datetime
 import gc
-import hashlib
 import importlib.util
 import json
 import math
@@ -52,35 +62,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+# The lab's own helpers live beside it (it imports nothing from the rest of the repository).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import amp_lab_flops as flops_model  # noqa: E402
+from amp_lab_text import resolve_language, set_language, text  # noqa: E402
+from amp_lab_common import (  # noqa: E402
+    EXIT_GATE_REJECTED, EXIT_OK, EXIT_OUT_OF_MEMORY, LabError, require_torch,
+)
+from amp_lab_models import (  # noqa: E402,F401  (re-exported: tests and readers use lab.<name>)
+    CONFIG_ONLY_BUILTIN, DEFAULT_REVISION, MODEL_ID, PROBE_SUFFIX, QWEN_ARCHITECTURE, QWEN_CONFIG,
+    TINY_QWEN2, ModelSource, build_causal_lm_batch, config_only_model_source, config_only_values,
+    count_parameters, dtype_keyword, find_probe_parameter, local_commit, local_model_id, local_model_source,
+    pretrained_model_source, read_local_config, seeded_token_rows, tiny_model_source, weight_files,
+)
+
 SCHEMA_VERSION = "training-mechanism-gpu/v3"
 SEMANTIC_ID = "TRAIN-AMP-BACKWARD"
 PROFILE_ID = "TRAIN-CUDA-MECHANISM"
-MODEL_ID = "Qwen/Qwen2.5-0.5B"
-DEFAULT_REVISION = "main"
 RESULTS_RELATIVE_DIR = "benchmarks/results/train_mixed_precision_backward"
 RECORD_PREFIX = SEMANTIC_ID.lower()  # file names: train-amp-backward_<label>.json
-PROBE_SUFFIX = "self_attn.q_proj.weight"
 EVIDENCE_REAL = "real_model_mechanism_benchmark"
 EVIDENCE_SMOKE = "cpu_smoke_mechanism_check"
+EVIDENCE_ARCHITECTURE = "architecture_benchmark_random_weights"  # real_gpu with --config-only
 FALLBACK_SEQ_LEN = 64  # the chapter's first remedy when memory runs out
-# Qwen2.5-0.5B's architecture as its config.json states it: a --model-path checkpoint with
-# these values is recorded under MODEL_ID, any other as "local:<folder name>".
-QWEN_ARCHITECTURE = {
-    "model_type": "qwen2",
-    "hidden_size": 896,
-    "intermediate_size": 4864,
-    "num_hidden_layers": 24,
-    "num_attention_heads": 14,
-    "num_key_value_heads": 2,
-    "vocab_size": 151936,
-}
-WEIGHT_SUFFIXES = (".safetensors", ".bin")
-LOCAL_FOLDER_HINT = (
-    "point --model-path at the folder holding config.json, the weights (*.safetensors) and the "
-    "tokenizer files, as `modelscope download --model Qwen/Qwen2.5-0.5B --local_dir DIR` or "
-    "`hf download Qwen/Qwen2.5-0.5B --local-dir DIR` writes it"
-)
-
 # The chapter's GPU_CONFIG (section 5.1), key for key.
 CHAPTER_WORKLOAD = {
     "candidate_dtype": "float16",
@@ -98,17 +102,6 @@ CHAPTER_WORKLOAD = {
 # growth_interval 1000 exceeds any run's attempt count, so the scale can only back off.
 UPDATE_SETTINGS = {"growth_interval": 1000, "backoff_factor": 0.5, "max_grad_norm": 1.0}
 SMOKE_DEFAULTS = {"seq_len": 32, "repeats": 3}
-# Tiny Qwen2 for cpu_smoke: a 256-entry vocabulary holds the UTF-8 byte encoding of the prompt.
-TINY_QWEN2 = {
-    "vocab_size": 256,
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "tie_word_embeddings": True,
-}
-
 MEDIAN_DEFINITION = (
     "middle value of the sorted measured step times; the mean of the two middle values "
     "when their count is even"
@@ -118,24 +111,10 @@ TIMED_REGION = (
     "one update attempt: autocast forward and loss, GradScaler scale + backward, unscale_, "
     "clip_grad_norm_, scaler.step, scaler.update; zero_grad and the probe copy are outside"
 )
-FLOPS_FORMULA = (
+FLOPS_FORMULA = (  # flops_per_step_estimate, kept as before; MFU uses amp_lab_flops' model FLOPs
     "6 * parameter_count * tokens_per_step (forward 2 + backward 4 FLOPs per parameter "
     "per token; attention score FLOPs are not counted)"
 )
-
-EXIT_OK = 0
-EXIT_GATE_REJECTED = 1
-EXIT_ENVIRONMENT = 2
-EXIT_OUT_OF_MEMORY = 3
-
-
-class LabError(Exception):
-    """A problem the user can fix; reported as one line on stderr, without a traceback."""
-
-    def __init__(self, message: str, exit_code: int = EXIT_ENVIRONMENT):
-        super().__init__(message)
-        self.exit_code = exit_code
-
 
 # --------------------------------------------------------------------------- statistics
 
@@ -187,9 +166,9 @@ def build_workload(args: argparse.Namespace, mode: str) -> dict:
     if args.repeats is not None:
         workload["repeats"] = args.repeats
     if args.seq_len is not None and args.seq_len < 2:
-        raise LabError("--seq-len must be at least 2 (a causal LM loss needs a next token)")
+        raise LabError(text("seq_len_too_small"))
     if args.repeats is not None and args.repeats < 1:
-        raise LabError("--repeats must be at least 1")
+        raise LabError(text("repeats_too_small"))
     workload.update(UPDATE_SETTINGS)
     return workload
 
@@ -200,9 +179,7 @@ def resolve_run_label(args: argparse.Namespace, mode: str) -> str:
     if label is None:
         label = "cpu_smoke" if mode == "cpu_smoke" else "default"
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", label):
-        raise LabError(
-            f"--run-label {label!r} is not a safe file name part; use letters, digits, '.', '_' or '-'"
-        )
+        raise LabError(text("unsafe_label", label=repr(label)))
     return label
 
 
@@ -212,12 +189,10 @@ def record_path_for(output_dir: Path, run_label: str) -> Path:
 
 # --------------------------------------------------------------------------- device boundary
 
-def require_torch():
-    try:
-        import torch
-    except ImportError:
-        raise LabError("PyTorch is not installed; run: pip install -r requirements.txt") from None
-    return torch
+def require_transformers() -> None:
+    """Every model source builds through transformers, the lab's own requirement."""
+    if importlib.util.find_spec("transformers") is None:
+        raise LabError(text("transformers_missing"))
 
 
 def select_tensor_device(mode: str):
@@ -332,14 +307,9 @@ def host_memory_mb():
 def ensure_cuda_ready(candidate_dtype: str) -> None:
     torch = require_torch()
     if not torch.cuda.is_available():
-        raise LabError(
-            f"CUDA is not available (torch {torch.__version__}, CUDA build {torch.version.cuda}); "
-            "real_gpu needs an NVIDIA GPU. Without one use --run-mode cpu_smoke or dry_run."
-        )
+        raise LabError(text("cuda_missing", torch=torch.__version__, cuda=torch.version.cuda))
     if candidate_dtype == "bfloat16" and not torch.cuda.is_bf16_supported():
-        raise LabError(
-            "this GPU does not support bfloat16; run the candidate with --candidate-dtype float16"
-        )
+        raise LabError(text("no_bf16"))
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -351,283 +321,8 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 def out_of_memory_message(path_label: str, seq_len: int) -> str:
-    if seq_len > FALLBACK_SEQ_LEN:
-        remedy = (
-            f"re-run with --seq-len {FALLBACK_SEQ_LEN} (the chapter's fallback) and a new --run-label"
-        )
-    else:
-        remedy = "this GPU is too small for the lab even at the fallback length; use a larger GPU"
-    return f"CUDA ran out of memory in the {path_label} path at seq_len {seq_len}; {remedy}"
-
-
-# --------------------------------------------------------------------------- models and inputs
-
-@dataclass
-class ModelSource:
-    """Everything a path needs to rebuild the identical model and batch."""
-
-    info: dict  # becomes record["model"]
-    token_rows: list  # token ids of each prompt
-    load: Callable  # load(device) -> model, with identical weights on every call
-    parameter_count: int | None = None
-    attention_implementation: str | None = None
-
-    def build_model(self, device):
-        model = self.load(device)
-        self.parameter_count = count_parameters(model)
-        config = getattr(model, "config", None)
-        self.attention_implementation = getattr(config, "_attn_implementation", None)
-        return model
-
-
-def count_parameters(model) -> int:
-    # parameters() yields a tied embedding/lm_head weight once, matching the work done.
-    return sum(parameter.numel() for parameter in model.parameters())
-
-
-def encode_prompt_bytes(prompt: str) -> list[int]:
-    return list(prompt.encode("utf-8"))
-
-
-def tiny_model_source(workload: dict) -> ModelSource:
-    config_values = dict(TINY_QWEN2, max_position_embeddings=max(64, workload["seq_len"]))
-
-    def load(device):
-        from transformers import Qwen2Config, Qwen2ForCausalLM
-
-        return Qwen2ForCausalLM(Qwen2Config(**config_values)).to(device)
-
-    info = {
-        "id": "tiny-random-qwen2",
-        "requested_revision": None,
-        "resolved_commit": None,
-        "resolution_source": "random_init_from_config",
-        "tokenizer_class": "utf8_bytes",
-        "config": config_values,
-    }
-    rows = [encode_prompt_bytes(prompt) for prompt in workload["prompts"]]
-    return ModelSource(info=info, token_rows=rows, load=load)
-
-
-def is_commit_hash(revision: str | None) -> bool:
-    return bool(revision) and re.fullmatch(r"[0-9a-f]{40}", revision) is not None
-
-
-def resolve_revision(model_id: str, revision: str, local_files_only: bool) -> tuple[str, str]:
-    """Turn a branch or tag into the immutable commit that will be loaded."""
-    if is_commit_hash(revision):
-        return revision, "requested_commit"
-    import huggingface_hub
-
-    if local_files_only:
-        snapshot = huggingface_hub.snapshot_download(
-            model_id, revision=revision, local_files_only=True
-        )
-        return Path(snapshot).name, "local_cache_snapshot"
-    info = huggingface_hub.HfApi().model_info(model_id, revision=revision)
-    return info.sha, "huggingface_hub.model_info"
-
-
-def load_tokenizer(name_or_path: str, revision: str | None, local_files_only: bool):
-    from transformers import AutoTokenizer
-
-    kwargs = {"local_files_only": local_files_only}
-    if revision is not None:  # a local folder has no revision
-        kwargs["revision"] = revision
-    return AutoTokenizer.from_pretrained(name_or_path, **kwargs)
-
-
-def tokenize_prompts(tokenizer, prompts: list[str]) -> list:
-    return [tokenizer(prompt, add_special_tokens=False)["input_ids"] for prompt in prompts]
-
-
-def dtype_keyword() -> str:
-    # transformers 4.56 renamed torch_dtype to dtype (and 5.x loads the checkpoint's dtype by
-    # default), so the FP32 request must be explicit and spelled for the installed version.
-    import transformers
-
-    major, minor = (int(part) for part in re.findall(r"\d+", transformers.__version__)[:2])
-    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
-
-
-def load_pretrained_causal_lm(name_or_path: str, revision: str | None, device, local_files_only: bool,
-                              failure_message: Callable[[Exception], str]):
-    """The one loader of a real checkpoint, from the hub id or from a local folder."""
-    torch = require_torch()
-    from transformers import AutoModelForCausalLM
-
-    kwargs = {"local_files_only": local_files_only, dtype_keyword(): torch.float32}
-    if revision is not None:
-        kwargs["revision"] = revision
-    try:
-        model = AutoModelForCausalLM.from_pretrained(name_or_path, **kwargs)
-    except Exception as exc:  # any loader failure becomes one clear line
-        raise LabError(failure_message(exc)) from None
-    return model.to(device)  # an OOM here is reported by the caller
-
-
-def first_line(exc: Exception) -> str:
-    return (str(exc).strip().splitlines() or [""])[0][:200]
-
-
-def model_load_message(model_id: str, revision: str, local_files_only: bool, exc: Exception) -> str:
-    if local_files_only:
-        hint = "--local-files-only needs the model in the Hugging Face cache: run once online first"
-    else:
-        hint = ("check the network, the revision and HF_ENDPOINT/HF_TOKEN (a mirror: "
-                "HF_ENDPOINT=https://hf-mirror.com), use --local-files-only after a first download, "
-                "or download the checkpoint elsewhere and pass --model-path DIR")
-    return f"could not load {model_id}@{revision}: {type(exc).__name__}: {first_line(exc)} ({hint})"
-
-
-def local_load_message(path: Path, exc: Exception) -> str:
-    return (f"could not load the checkpoint in {path}: {type(exc).__name__}: {first_line(exc)} "
-            f"({LOCAL_FOLDER_HINT})")
-
-
-def pretrained_model_source(workload: dict, revision: str, local_files_only: bool) -> ModelSource:
-    try:
-        commit, resolution_source = resolve_revision(MODEL_ID, revision, local_files_only)
-        tokenizer = load_tokenizer(MODEL_ID, commit, local_files_only)
-    except ImportError as exc:
-        raise LabError(f"a required package is missing ({exc}); run: pip install -r requirements.txt") from None
-    except Exception as exc:
-        raise LabError(model_load_message(MODEL_ID, revision, local_files_only, exc)) from None
-    info = {
-        "id": MODEL_ID,
-        "requested_revision": revision,
-        "resolved_commit": commit,
-        "resolution_source": resolution_source,
-        "tokenizer_class": type(tokenizer).__name__,
-    }
-
-    def load(device):
-        return load_pretrained_causal_lm(
-            MODEL_ID, commit, device, local_files_only,
-            lambda exc: model_load_message(MODEL_ID, commit, local_files_only, exc))
-
-    return ModelSource(info=info, token_rows=tokenize_prompts(tokenizer, workload["prompts"]), load=load)
-
-
-# --------------------------------------------------------------------------- a local checkpoint
-
-def read_local_config(path: Path) -> dict:
-    """``config.json`` of a --model-path folder; any problem is one clear line (no torch needed)."""
-    if not path.is_dir():
-        raise LabError(f"--model-path {path}: no such folder ({LOCAL_FOLDER_HINT})")
-    config_path = path / "config.json"
-    if not config_path.is_file():
-        raise LabError(f"--model-path {path}: no config.json in it ({LOCAL_FOLDER_HINT})")
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise LabError(f"--model-path {path}: config.json is not readable JSON ({exc})") from None
-    if not isinstance(config, dict):
-        raise LabError(f"--model-path {path}: config.json is not a JSON object")
-    if not weight_files(path):
-        raise LabError(f"--model-path {path}: no weight files (*.safetensors, *.bin) in it ({LOCAL_FOLDER_HINT})")
-    return config
-
-
-def weight_files(path: Path) -> list[Path]:
-    return [item for item in sorted(path.iterdir()) if item.suffix in WEIGHT_SUFFIXES and item.is_file()]
-
-
-def local_model_id(config: dict, path: Path) -> str:
-    """MODEL_ID when the folder holds Qwen2.5-0.5B's architecture, else 'local:<folder name>'."""
-    if all(config.get(key) == value for key, value in QWEN_ARCHITECTURE.items()):
-        return MODEL_ID
-    return f"local:{path.resolve().name}"
-
-
-def local_commit(path: Path) -> tuple[str | None, str]:
-    """The hub commit a local folder was downloaded at, where the folder says so.
-
-    ``hf download --local-dir`` leaves ``.cache/huggingface/download/<file>.metadata`` files whose
-    first line is the commit; a Hugging Face cache snapshot is named by its commit. A ModelScope
-    download (or a copied folder) records none: (None, "local_path")."""
-    commits = set()
-    metadata_dir = path / ".cache" / "huggingface" / "download"
-    if metadata_dir.is_dir():
-        for metadata in metadata_dir.rglob("*.metadata"):
-            try:
-                commits.add(metadata.read_text(encoding="utf-8").splitlines()[0].strip())
-            except (OSError, UnicodeDecodeError, IndexError):
-                commits.add("")
-    if len(commits) == 1 and is_commit_hash(next(iter(commits))):
-        return next(iter(commits)), "local_path_hf_download"
-    resolved = path.resolve()
-    if resolved.parent.name == "snapshots" and is_commit_hash(resolved.name):
-        return resolved.name, "local_path_hf_cache_snapshot"
-    return None, "local_path"
-
-
-def weights_sha256(path: Path) -> dict:
-    """sha256 of each weight file of the folder: staff can compare it with the hub's file hashes."""
-    hashes = {}
-    for item in weight_files(path):
-        digest = hashlib.sha256()
-        with open(item, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        hashes[item.name] = digest.hexdigest()
-    return hashes
-
-
-def local_model_source(workload: dict, path: Path) -> ModelSource:
-    """A checkpoint folder downloaded elsewhere (ModelScope, a mirror, a copy): loaded offline
-    through the same loader as the hub id; the record says where it came from."""
-    config = read_local_config(path)
-    commit, resolution_source = local_commit(path)
-    try:
-        tokenizer = load_tokenizer(str(path), None, True)
-    except ImportError as exc:
-        raise LabError(f"a required package is missing ({exc}); run: pip install -r requirements.txt") from None
-    except Exception as exc:
-        raise LabError(local_load_message(path, exc)) from None
-    rows = tokenize_prompts(tokenizer, workload["prompts"])
-    if not all(rows):  # transformers builds an empty tokenizer from a folder without tokenizer files
-        raise LabError(f"--model-path {path}: its tokenizer encodes the prompt to zero tokens, so the"
-                       f" tokenizer files are missing ({LOCAL_FOLDER_HINT})")
-    info = {
-        "id": local_model_id(config, path),
-        "requested_revision": None,
-        "resolved_commit": commit,
-        "resolution_source": resolution_source,
-        "tokenizer_class": type(tokenizer).__name__,
-        "local_path": str(path),
-        "weights_sha256": weights_sha256(path),
-    }
-
-    def load(device):
-        return load_pretrained_causal_lm(str(path), None, device, True,
-                                         lambda exc: local_load_message(path, exc))
-
-    return ModelSource(info=info, token_rows=rows, load=load)
-
-
-def build_causal_lm_batch(token_rows: list, batch_size: int, seq_len: int, device) -> dict:
-    """Repeat each prompt's tokens to fill seq_len: every position is real text, no padding."""
-    torch = require_torch()
-    rows = []
-    for index in range(batch_size):
-        ids = list(token_rows[index % len(token_rows)])
-        if not ids:
-            raise LabError("a prompt encodes to zero tokens; the workload prompts must not be empty")
-        rows.append([ids[position % len(ids)] for position in range(seq_len)])
-    input_ids = torch.tensor(rows, dtype=torch.long, device=device)
-    return {
-        "input_ids": input_ids,
-        "attention_mask": torch.ones_like(input_ids),
-        "labels": input_ids.clone(),
-    }
-
-
-def find_probe_parameter(model):
-    for name, parameter in model.named_parameters():
-        if name.endswith(PROBE_SUFFIX) and parameter.requires_grad:
-            return name, parameter
-    raise LabError(f"the model has no trainable parameter ending in {PROBE_SUFFIX!r}")
+    key = "oom_fallback" if seq_len > FALLBACK_SEQ_LEN else "oom_too_small"
+    return text(key, path=path_label, seq_len=seq_len, fallback=FALLBACK_SEQ_LEN)
 
 
 # --------------------------------------------------------------------------- one precision path
@@ -825,6 +520,18 @@ def build_record(run_label, mode, source, workload, hardware, metrics, ops, evid
     flops = 6 * source.parameter_count * tokens_per_step if source.parameter_count else None
     for result in metrics.values():
         add_throughput(result, tokens_per_step, flops, ops.on_cuda)
+    attention_flops = (
+        flops_model.attention_flops_per_step(source.num_layers, source.attention_width,
+                                             workload["batch_size"], workload["seq_len"])
+        if source.num_layers and source.attention_width else None
+    )
+    model_flops = flops + attention_flops if flops and attention_flops is not None else None
+    precision = torch.get_float32_matmul_precision()
+    gpu_peak = flops_model.find_peak(hardware["name"]) if ops.on_cuda else None
+    for key, result in metrics.items():
+        amp_dtype = None if key == "baseline" else workload["candidate_dtype"]
+        peak, kind = flops_model.path_peak(gpu_peak, amp_dtype, precision)
+        flops_model.add_mfu(result, model_flops if ops.on_cuda else None, peak, kind)
     record = {
         "schema_version": SCHEMA_VERSION,
         "semantic_id": SEMANTIC_ID,
@@ -852,6 +559,14 @@ def build_record(run_label, mode, source, workload, hardware, metrics, ops, evid
             "flops_per_step_estimate": flops,
             "flops_formula": FLOPS_FORMULA,
             "achieved_tflops_definition": "flops_per_step_estimate * 1000 / step_median_ms / 1e12 (CUDA only)",
+            "num_layers": source.num_layers,
+            "attention_width": source.attention_width,
+            "attention_flops_per_step": attention_flops,
+            "model_flops_per_step": model_flops,
+            "model_flops_formula": flops_model.MODEL_FLOPS_FORMULA,
+            "mfu_definition": flops_model.MFU_DEFINITION + " (CUDA only; null for a GPU the table lacks)",
+            "peak_tflops_source": flops_model.PEAK_SOURCE,
+            "peak_gpu": gpu_peak[0] if gpu_peak else None,
             "attention_implementation": source.attention_implementation,
             "fp32_matmul_precision": torch.get_float32_matmul_precision(),
         },
@@ -872,20 +587,22 @@ def write_record(record: dict, path: Path) -> Path:
 # --------------------------------------------------------------------------- run modes
 
 def run_experiment(args, mode: str, workload: dict, run_label: str, record_path: Path) -> int:
-    torch = require_torch()
+    require_torch()
+    require_transformers()
     if not args.overwrite and record_is_protected(record_path, mode):
-        raise LabError(
-            f"{record_path} already exists; keep old evidence and pick a new --run-label "
-            "(or pass --overwrite)"
-        )
+        raise LabError(text("record_exists", path=record_path))
     if mode == "real_gpu":
         ensure_cuda_ready(workload["candidate_dtype"])
         ops = CudaOps(select_tensor_device(mode))
-        evidence = EVIDENCE_REAL
+        evidence = EVIDENCE_ARCHITECTURE if args.config_only else EVIDENCE_REAL
     else:
         ops = CpuOps(select_tensor_device(mode))
         evidence = EVIDENCE_SMOKE
-    if args.model_path is not None:
+    if args.config_only is not None:
+        source = config_only_model_source(workload, args.config_only)
+        if mode == "cpu_smoke" and source.info["id"] == MODEL_ID:
+            print(text("full_model_on_cpu"), flush=True)
+    elif args.model_path is not None:
         source = local_model_source(workload, args.model_path)
     elif mode == "real_gpu":
         source = pretrained_model_source(workload, requested_revision(args), args.local_files_only)
@@ -899,7 +616,7 @@ def run_experiment(args, mode: str, workload: dict, run_label: str, record_path:
     }
     metrics = {}
     for key, spec in paths.items():
-        print(f"running {spec.label} path ...", flush=True)
+        print(text("running_path", path=spec.label), flush=True)
         try:
             metrics[key] = run_precision_path(spec, source, batch, workload, ops)
         except LabError:
@@ -912,7 +629,9 @@ def run_experiment(args, mode: str, workload: dict, run_label: str, record_path:
     write_record(record, record_path)
     for line in summary_lines(record):
         print(line)
-    print(f"record written: {record_path}")
+    if source.info["resolution_source"] == "config_only":
+        print(text("config_only_notice"))
+    print(text("record_written", path=record_path))
     return EXIT_OK if record["decision"] == "accept" else EXIT_GATE_REJECTED
 
 
@@ -934,51 +653,61 @@ def requested_revision(args) -> str:
 
 
 def check_model_options(args) -> None:
-    """A local folder has exactly one version: --model-revision belongs to the hub id."""
+    """A local folder has exactly one version: --model-revision belongs to the hub id;
+    --config-only takes neither."""
+    if args.config_only is not None:
+        for option, given in (("--model-path", args.model_path is not None),
+                              ("--model-revision", args.model_revision is not None),
+                              ("--local-files-only", args.local_files_only)):
+            if given:
+                raise LabError(text("config_only_conflict", option=option))
+        config_only_values(args.config_only)  # fail early, before anything is loaded or written
+        return
     if args.model_path is None:
         return
     if args.model_revision is not None:
-        raise LabError("--model-revision selects a version of the hub model; a --model-path folder has"
-                       " only the version it holds: drop one of the two")
+        raise LabError(text("revision_with_path"))
     read_local_config(args.model_path)  # fail early, before anything is loaded or written
 
 
 def print_plan(args, workload: dict, record_path: Path) -> None:
     scaler = (
-        f"GradScaler(init {workload['initial_scale']:g}, backoff {workload['backoff_factor']}, "
-        f"growth interval {workload['growth_interval']})"
+        text("plan_scaler_fp16", init=f"{workload['initial_scale']:g}", backoff=workload["backoff_factor"],
+             interval=workload["growth_interval"])
         if workload["candidate_dtype"] == "float16"
-        else "no GradScaler (BF16 keeps FP32's exponent range)"
+        else text("plan_scaler_bf16")
     )
-    torch_state = "installed" if importlib.util.find_spec("torch") else "NOT installed"
-    if args.model_path is not None:
+    installed = {name: text("installed" if importlib.util.find_spec(name) else "not_installed")
+                 for name in ("torch", "transformers")}
+    if args.config_only is not None:
+        values, origin = config_only_values(args.config_only)
+        matches = all(values.get(key) == value for key, value in QWEN_ARCHITECTURE.items() if key != "model_type")
+        model_lines = [text("plan_model_config", model=MODEL_ID if matches else args.config_only,
+                            source=origin, seed=workload["seed"])]
+    elif args.model_path is not None:
         config = read_local_config(args.model_path)
         weights = ", ".join(item.name for item in weight_files(args.model_path))
-        model_lines = [
-            f"  model      local folder {args.model_path}, recorded as"
-            f" {local_model_id(config, args.model_path)} (no download; weights: {weights})",
-        ]
+        model_lines = [text("plan_model_local", path=args.model_path,
+                            model=local_model_id(config, args.model_path), weights=weights)]
     else:
-        endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co (set HF_ENDPOINT for a mirror)"
+        endpoint = os.environ.get("HF_ENDPOINT") or text("plan_hub_default")
         model_lines = [
-            f"  model      {MODEL_ID} @ {requested_revision(args)} (resolved to an immutable commit at run"
-            f" time; offline: {'yes' if args.local_files_only else 'no'})",
-            f"  hub        {endpoint}; or --model-path DIR for a checkpoint downloaded elsewhere",
+            text("plan_model_hub", model=MODEL_ID, revision=requested_revision(args),
+                 offline=text("yes" if args.local_files_only else "no")),
+            text("plan_hub", endpoint=endpoint),
         ]
     lines = [
-        "AMP backward lab -- dry run: nothing is loaded, nothing is written.",
+        text("plan_title"),
         *model_lines,
-        f"  batch      batch {workload['batch_size']} x seq_len {workload['seq_len']} tokens, prompt repeated"
-        f" to fill; seed {workload['seed']}",
-        f"  updates    SGD lr {workload['learning_rate']:g}, clip_grad_norm_ {workload['max_grad_norm']},"
-        f" {workload['warmup']} warm-up + {workload['repeats']} measured, up to"
-        f" {workload['max_scale_backoff_steps']} backoff attempts",
-        f"  paths      fp32 baseline | amp {workload['candidate_dtype']} with {scaler} |"
-        " overflow: float16 + GradScaler, loss * inf, 1 attempt",
-        "  gate       FP32 and AMP measured, finite and applied; overflow not applied and scale backed off",
-        f"  record     {record_path} (exists: {'yes' if record_path.exists() else 'no'})",
-        f"  torch      {torch_state} (not imported in dry_run)",
-        "  next       --run-mode real_gpu --run-label <unique label>   (no GPU: --run-mode cpu_smoke)",
+        text("plan_batch", batch=workload["batch_size"], seq_len=workload["seq_len"], seed=workload["seed"]),
+        text("plan_updates", lr=f"{workload['learning_rate']:g}", clip=workload["max_grad_norm"],
+             warmup=workload["warmup"], repeats=workload["repeats"],
+             backoffs=workload["max_scale_backoff_steps"]),
+        text("plan_paths", dtype=workload["candidate_dtype"], scaler=scaler),
+        text("plan_gate"),
+        text("plan_record", path=record_path, exists=text("yes" if record_path.exists() else "no")),
+        text("plan_packages", torch=installed["torch"], transformers=installed["transformers"]),
+        text("plan_next"),
     ]
     print("\n".join(lines))
 
@@ -986,7 +715,7 @@ def print_plan(args, workload: dict, record_path: Path) -> None:
 # --------------------------------------------------------------------------- --show
 
 def format_ms(value) -> str:
-    return "not completed" if value is None else f"{value:.2f} ms"
+    return text("not_completed") if value is None else f"{value:.2f} ms"
 
 
 def format_mb(value) -> str:
@@ -994,22 +723,23 @@ def format_mb(value) -> str:
 
 
 def summary_lines(record: dict) -> list[str]:
-    """The chapter's 5.3 read-out, plus memory change and throughput."""
+    """The chapter's 5.3 read-out, plus memory change, throughput and MFU."""
     base, cand, over = (record["metrics"][key] for key in ("baseline", "candidate", "overflow"))
     delta = cand["parameter_delta_max"]
     lines = [
-        f"FP32: median={format_ms(base['step_median_ms'])}, p95={format_ms(base['step_p95_ms'])},"
-        f" {format_mb(base['peak_allocated_mb'])}, update={base['step_applied']}",
-        f"AMP:  median={format_ms(cand['step_median_ms'])}, p95={format_ms(cand['step_p95_ms'])},"
-        f" {format_mb(cand['peak_allocated_mb'])}, update={cand['step_applied']},"
-        f" backoff={cand['scale_backoff_steps']}",
-        f"overflow: step={over['step_applied']}, scale={over['scale_before']} -> {over['scale_after']}",
-        f"probe={cand['probe_parameter']} | delta={'n/a' if delta is None else format(delta, '.3e')}",
-        f"decision={record['decision']} | evidence={record['evidence_level']}",
+        text("summary_fp32", median=format_ms(base["step_median_ms"]), p95=format_ms(base["step_p95_ms"]),
+             peak=format_mb(base["peak_allocated_mb"]), applied=base["step_applied"]),
+        text("summary_amp", median=format_ms(cand["step_median_ms"]), p95=format_ms(cand["step_p95_ms"]),
+             peak=format_mb(cand["peak_allocated_mb"]), applied=cand["step_applied"],
+             backoffs=cand["scale_backoff_steps"]),
+        text("summary_overflow", applied=over["step_applied"], before=over["scale_before"],
+             after=over["scale_after"]),
+        text("summary_probe", probe=cand["probe_parameter"], delta="n/a" if delta is None else format(delta, ".3e")),
+        text("summary_decision", decision=record["decision"], evidence=record["evidence_level"]),
     ]
     if base["peak_allocated_mb"] and cand["peak_allocated_mb"] is not None:
         change = (cand["peak_allocated_mb"] - base["peak_allocated_mb"]) / base["peak_allocated_mb"]
-        lines.append(f"peak memory change AMP vs FP32: {change:+.1%}")
+        lines.append(text("summary_memory", change=f"{change:+.1%}"))
     throughput = [
         f"{name} {path['tokens_per_second']:.0f} tok/s"
         + (f" ({path['achieved_tflops']:.3g} TFLOP/s)" if path.get("achieved_tflops") is not None else "")
@@ -1017,21 +747,27 @@ def summary_lines(record: dict) -> list[str]:
         if path.get("tokens_per_second") is not None
     ]
     if throughput:
-        lines.append("throughput: " + ", ".join(throughput))
+        lines.append(text("summary_throughput", items=", ".join(throughput)))
+    mfu = [f"{name} {path['mfu']:.2%} ({path['model_tflops']:.3g} / {path['peak_tflops']:g} TFLOP/s"
+           f" {path['peak_kind']})"
+           for name, path in (("FP32", base), ("AMP", cand)) if path.get("mfu") is not None]
+    if mfu:
+        gpu = (record.get("measurement") or {}).get("peak_gpu") or record["hardware"].get("name")
+        lines.append(text("summary_mfu", gpu=gpu, items=", ".join(mfu)))
     return lines
 
 
 def load_record_for_show(path: Path) -> dict:
     if not path.is_file():
-        raise LabError(f"record not found: {path} (run the lab first, e.g. --run-mode cpu_smoke)")
+        raise LabError(text("record_not_found", path=path))
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
         for key in ("baseline", "candidate", "overflow"):
             record["metrics"][key]["step_median_ms"]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LabError(f"cannot read {path} as JSON: {exc}") from None
+        raise LabError(text("record_not_json", path=path, error=exc)) from None
     except (KeyError, TypeError):
-        raise LabError(f"{path} is not a lab record (metrics.baseline/candidate/overflow missing)") from None
+        raise LabError(text("record_not_lab", path=path)) from None
     return record
 
 
@@ -1094,17 +830,17 @@ def show_record(path: Path) -> int:
     try:
         lines = summary_lines(record)
     except (KeyError, TypeError) as exc:
-        raise LabError(f"{path} is not a complete lab record (missing {exc})") from None
+        raise LabError(text("record_incomplete", path=path, key=exc)) from None
     print("\n".join(lines))
     if importlib.util.find_spec("matplotlib") is None:
-        print("chart skipped: matplotlib is not installed (pip install matplotlib)")
+        print(text("chart_skipped"))
         return EXIT_OK
     png_path = path.with_suffix(".png")
     try:
         render_chart(record, png_path)
     except OSError as exc:
-        raise LabError(f"cannot write the chart {png_path}: {exc}") from None
-    print(f"chart written: {png_path}")
+        raise LabError(text("chart_unwritable", path=png_path, error=exc)) from None
+    print(text("chart_written", path=png_path))
     return EXIT_OK
 
 
@@ -1141,6 +877,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing record with the same label (by default a real_gpu"
                              " record is never replaced, and cpu_smoke replaces only smoke records)")
+    parser.add_argument("--config-only", metavar="NAME_OR_FILE", default=None,
+                        help=f"build the model from an architecture alone, with random weights and"
+                             f" seeded token ids (no download, no tokenizer): {CONFIG_ONLY_BUILTIN}"
+                             f" for {MODEL_ID}'s published config, or a Qwen2 config.json file. The"
+                             f" record is an architecture benchmark ({EVIDENCE_ARCHITECTURE} on CUDA)"
+                             " and earns no credit")
+    parser.add_argument("--lang", choices=("zh", "en"), default=None,
+                        help="language of the messages (default: AUTOGRADER_LANG, else pyproject.toml's"
+                             " [tool.autograder] lang, else English)")
     parser.add_argument("--show", metavar="RECORD", type=Path, default=None,
                         help="print the summary of RECORD and write RECORD's stem .png next to it")
     return parser.parse_args(argv)
@@ -1148,6 +893,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    set_language(resolve_language(args.lang))
     try:
         if args.show is not None:
             return show_record(args.show)
@@ -1161,7 +907,7 @@ def main(argv=None) -> int:
             return EXIT_OK
         return run_experiment(args, mode, workload, run_label, record_path)
     except LabError as exc:
-        print(f"amp_backward_lab: error: {exc}", file=sys.stderr)
+        print(text("error_prefix", message=exc), file=sys.stderr)
         return exc.exit_code
 
 
