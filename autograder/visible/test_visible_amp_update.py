@@ -175,9 +175,15 @@ def test_clipping_uses_the_real_scale_norm(student):
 def test_nan_in_a_later_tensor_skips(student):
     """a NaN in the last of three gradients (one None between) skips the step"""
     scaled = [torch.tensor([1.0, 2.0]), None, torch.tensor([3.0, float("nan")])]
-    plan = plan_of(student, scaled, scale=4.0, max_norm=10.0)
+    plan = plan_of(student, scaled, scale=8.0, max_norm=1.0, backoff_factor=0.25)
     expect(plan["should_step"] is False,
            _("should_step should be False when the last gradient holds a NaN, got {got!r}.", got=plan["should_step"]))
     expect(plan["reason"] == "non_finite_gradient",
            _("reason should be 'non_finite_gradient', got {got!r}.", got=plan["reason"]))
-    expect(plan["next_scale"] == 2.0, _("next_scale should be 4 × 0.5 = 2.0, got {got!r}.", got=plan["next_scale"]))
+    expect(plan["next_scale"] == 2.0, _("next_scale should be 8 × backoff_factor 0.25 = 2.0, got {got!r}.",
+                                        got=plan["next_scale"]))
+    norm = plan["grad_norm"]
+    norm_text = repr(float(norm)) if isinstance(norm, torch.Tensor) and norm.numel() == 1 else kind_of(norm)
+    expect(plan["clip_coefficient"] == 0.0 and norm_text == "inf",
+           _("on a skip clip_coefficient should be 0.0 and grad_norm inf, got {coefficient!r} and {norm}.",
+             coefficient=plan["clip_coefficient"], norm=norm_text))
