@@ -24,7 +24,7 @@ def similarity_link(page):
     from autograder.similarity import OUTPUT_FOLDER, PAGE_NAME
 
     if isinstance(page, str) and PAGE_NAME.fullmatch(page):
-        return f'<a href="{OUTPUT_FOLDER}/{html.escape(page)}">side by side</a>'
+        return f'<a href="{OUTPUT_FOLDER}/{html.escape(page)}#m1">side by side</a>'
     return ""
 
 

@@ -286,5 +286,6 @@ def write_all(output_dir, manifest):
     report_path = output_dir / REPORT_NAME
     report_path.write_text(render_markdown(rows, columns, manifest, charts, found), encoding="utf-8")
     html_path = output_dir / HTML_NAME
-    html_path.write_text(render_html(rows, columns, manifest, found), encoding="utf-8")
+    html_path.write_text(render_html(rows, columns, manifest, found, lang=manifest.get("report_lang") or "en"),
+                         encoding="utf-8")
     return [csv_path, report_path, html_path] + (list(charts.values()) if charts else [])
