@@ -362,7 +362,7 @@ def test_crashed_child_is_recorded_and_isolated(tmp_path, monkeypatch):
         (root / student).mkdir(parents=True)
         (root / student / "amp_update.py").write_text("x = 1\n", encoding="utf-8")
 
-    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None):
+    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
         if pathlib.Path(submission).name == "dies":
             os._exit(9)
         test = TestResult(name="amp_update: fake", module="amp_update", max_score=2.0, score=2.0,
@@ -470,7 +470,7 @@ def test_guard_in_a_batch_warns_and_restores_before_the_next_student(tmp_path, m
     seen = tmp_path / "seen"
     seen.mkdir()
 
-    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None):
+    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
         name = pathlib.Path(submission).name
         (seen / name).write_text((package / "suite.ini").read_text(encoding="utf-8"), encoding="utf-8")
         if name == "a-tamperer":
@@ -501,7 +501,7 @@ def test_interrupted_batch_still_writes_its_report(tmp_path, monkeypatch):
         (root / student).mkdir(parents=True)
         (root / student / "amp_update.py").write_text("x = 1\n", encoding="utf-8")
 
-    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None):
+    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
         if pathlib.Path(submission).name == "s1":
             os.kill(os.getppid(), signal.SIGTERM)
             time.sleep(30)

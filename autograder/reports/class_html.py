@@ -127,7 +127,7 @@ def _students(rows, partners):
         cells += [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
         later = row.commit.get("later_commits")
         cells += [(severity_badge(severity), 4 - flags[0].rank if flags else 0),
-                  str(len(flags)), "; ".join(esc(p["other"], 120) for p in mine),
+                  str(len(flags)), "; ".join(esc(other, 120) for other in dict.fromkeys(p["other"] for p in mine)),
                   str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
                   esc(isolation_view.status_word(row.isolation), 30)]
         body.append(cells)

@@ -27,7 +27,8 @@ h3 { margin: .2em 0 .4em; overflow-wrap: anywhere; }
 nav a { margin-right: 1em; }
 table { border-collapse: collapse; margin: .5em 0; max-width: 100%; }
 td, th { border: 1px solid var(--line); padding: .25em .55em; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
+         overflow-wrap: break-word; }
+#students-table td:first-child { min-width: 10em; } #students-table th code { font-size: 12px; }
 th { background: #f1f3f4; } td.num, th.num { text-align: right; white-space: nowrap; }
 .scroll { overflow-x: auto; max-width: 100%; }
 pre { background: #f6f8fa; padding: .5em .7em; white-space: pre-wrap; overflow-wrap: anywhere;
