@@ -30,6 +30,8 @@ def area_of(path):
     path = pathlib.Path(path)
     if path.name.startswith("lab_"):
         return "lab"
+    if path.name.startswith(("class_html", "class_flags")):
+        return "class_report"   # the TA's class page (grade-many --report-lang)
     if path.parent.name in SUITE_DIRS:
         for module in sorted(MODULES, key=len, reverse=True):
             if module in path.stem:

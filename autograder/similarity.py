@@ -42,7 +42,7 @@ TOP_PAIRS = 10
 # MOSS's rule (its -m option): a passage found in more than a few of the class's
 # distinct submissions is what the assignment makes everyone write, not evidence.
 FEW_MIN, FEW_SHARE = 3, 0.1
-PAGE_NAME = re.compile(r"[a-z_]+-(torch-)?[0-9]{1,4}\.html")
+PAGE_NAME = re.compile(r"[a-z_]+-(torch-|ref-)?[0-9]{1,4}\.html")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +70,16 @@ POLICIES = {
         "assignment, their arrangement is not (independent solutions: at most about 0.18; a disguised "
         "copy: about 0.9).")),
 }
+# Each student's file against the course's reference solution (only the given code
+# excluded). Student pairs leave the reference answers out, so a verbatim copy of the
+# reference is caught here. Honest solutions come close to it (up to 0.52 here, and
+# 0.94 was seen for a loss_scaler written from the stub's comments), so only a
+# near-verbatim copy is flagged: a disguised copy of the reference cannot be told from
+# honest convergence and is not claimed.
+_REFERENCE_WHY = ("Share of the student's {module}.py found in solutions/{module}.py, the given code left out. "
+                  "Honest solutions written from the stub's comments come close to the reference, so only a "
+                  "near-verbatim copy is flagged; a disguised copy of it is not told apart from honest work.")
+REFERENCE_POLICIES = {module: Policy(0.90, 100, _REFERENCE_WHY.format(module=module)) for module in MODULES}
 TORCH_POLICY = Policy(0.40, 150, (
     "Share of the student's loss_scaler.py found in torch/amp/grad_scaler.py of the installed "
     "torch (names do not matter). Hand-written scalers follow the same contract but share little "
@@ -207,6 +217,7 @@ def compare_module(texts, template_text, reference_text=""):
     import numpy as np
 
     groups = identical_groups(texts)
+    stub = given_code(template_text)
     boilerplate = given_code(template_text, reference_text)
     common = common_passages([texts[r] for r in groups], boilerplate, few(len(groups)))
     if len(common):
@@ -214,8 +225,9 @@ def compare_module(texts, template_text, reference_text=""):
     prints = {student: _fingerprint(texts[student], boilerplate) for student in groups}
     pairs = []
     for members in groups.values():
-        if len(members) > 1:  # identical files: one row for the group, scored by what they wrote
-            overlap, _, _, slices, _ = _compare(prints[members[0]], prints[members[0]])
+        if len(members) > 1:  # identical files: one row, scored by all they wrote beyond the stub
+            own = _fingerprint(texts[members[0]], stub)  # a copied reference counts here
+            overlap, _, _, slices, _ = _compare(own, own)
             pairs.append(Pair(members[0], members[1], 1.0, 1.0, overlap, slices, slices, members=members))
     for a, b in itertools.combinations(sorted(prints), 2):
         overlap, share_a, share_b, slices_a, slices_b = _compare(prints[a], prints[b])
@@ -290,11 +302,33 @@ def run(submissions, output_dir, template_dir=TEMPLATE_DIR, top=TOP_PAIRS, torch
                                      "common_passages": f"passages in more than {few(len(identical_groups(texts[module])))} "
                                                         "distinct submissions are ignored",
                                      "calibration": calibration.get(module, {})}
+    result["solution_reference"] = _solution_reference(texts, templates, references, pages, top)
     result["torch_reference"] = _torch_reference(texts["loss_scaler"], templates["loss_scaler"], pages, top,
                                                  torch_source)
     pages.index(result)
     _write_json(folder, result)
     return result
+
+
+def _solution_reference(texts, templates, references, pages, top):
+    """Every student's modules against the reference solution, per module."""
+    found = {}
+    for module in MODULES:
+        policy = REFERENCE_POLICIES[module]
+        entry = {"threshold": policy.threshold, "min_overlap": policy.min_overlap, "why": policy.why}
+        if not references[module]:
+            found[module] = dict(entry, skipped=f"no solutions/{module}.py in this grader")
+            continue
+        rows = []
+        for rank, pair in enumerate(compare_with_reference(texts[module], references[module], templates[module]), 1):
+            hit = flagged(pair, policy, pair.similarity_a)
+            if not pair.overlap or (rank > top and not hit):
+                break
+            page = pages.pair(module, rank, pair, texts[module][pair.a], references[module], other="reference")
+            rows.append({"student": pair.a, "score": round(pair.similarity_a, 4), "overlap": pair.overlap,
+                         "flagged": hit, "page": page})
+        found[module] = dict(entry, matches=rows)
+    return found
 
 
 def _torch_reference(texts, template_text, pages, top, torch_source):
@@ -309,26 +343,11 @@ def _torch_reference(texts, template_text, pages, top, torch_source):
         hit = flagged(pair, TORCH_POLICY, pair.similarity_a)
         if not pair.overlap or (rank > top and not hit):
             break
-        page = pages.pair("loss_scaler", rank, pair, texts[pair.a], reference, torch=True)
+        page = pages.pair("loss_scaler", rank, pair, texts[pair.a], reference, other="torch")
         rows.append({"student": pair.a, "score": round(pair.similarity_a, 4), "overlap": pair.overlap,
                      "flagged": hit, "page": page})
     entry["matches"] = rows
     return entry
-
-
-def calibrate(solutions, template_dir=TEMPLATE_DIR, reference_dir=REFERENCE_DIR):
-    """How independent correct solutions (``{author: folder}``) score against
-    each other, per module: ``{module: {solutions, pairs, reached, max_score, threshold}}``."""
-    found = {}
-    for module in MODULES:
-        texts = {author: read_module(folder, module) for author, folder in solutions.items()}
-        texts = {author: text for author, text in texts.items() if text is not None}
-        pairs = compare_module(texts, read_module(template_dir, module) or "", read_module(reference_dir, module) or "")
-        policy = POLICIES[module]
-        found[module] = {"solutions": len(texts), "pairs": len(pairs), "threshold": policy.threshold,
-                         "reached": sum(1 for pair in pairs if flagged(pair, policy)),
-                         "max_score": round(max((pair.score for pair in pairs), default=0.0), 4)}
-    return found
 
 
 def load_calibration():

@@ -138,13 +138,17 @@ class PageWriter:
         self.folder = pathlib.Path(folder)
         self.templates = templates or {}
 
-    def pair(self, module, rank, pair, text_a, text_b, torch=False):
+    def pair(self, module, rank, pair, text_a, text_b, other=None):
+        """One page; ``other``: ``'torch'`` (GradScaler) or ``'reference'`` (the solution) on the right."""
         from autograder.similarity import fingerprint_hashes
 
-        name = f"{module}-{'torch-' if torch else ''}{rank}.html"
+        torch = other == "torch"
+        name = f"{module}-{'torch-' if torch else 'ref-' if other else ''}{rank}.html"
         template = self.templates.get(module, "")
-        left, right = html_text(pair.a, 200), ("torch GradScaler" if torch else html_text(pair.b, 200))
-        title = f"{module}: {'GradScaler' if torch else 'pair'} {rank}"
+        left = html_text(pair.a, 200)
+        right = {"torch": "torch GradScaler", "reference": f"solutions/{html.escape(module)}.py"}.get(
+            other, html_text(pair.b, 200))
+        title = f"{module}: {'GradScaler' if torch else 'reference' if other else 'pair'} {rank}"
         members = getattr(pair, "members", None)
         if members:
             names = ", ".join(html_text(member, 200) for member in members)
@@ -155,10 +159,10 @@ class PageWriter:
                     f"<pre>{highlighted(text_a, pair.slices_a, 'a', template, list(range(1, len(spans) + 1)), 'a', 'a')}</pre>")
             (self.folder / name).write_text(_page(title, body), encoding="utf-8")
             return name
-        if torch:
-            shares = (f"<p>{left}: {pair.similarity_a:.0%} of its code found in torch/amp/grad_scaler.py "
+        if other:
+            shares = (f"<p>{left}: {pair.similarity_a:.0%} of its code found in {right} "
                       f"({pair.overlap} matching characters of filtered code).</p>")
-            template_b = ""
+            template_b = "" if torch else template
         else:
             shares = (f"<p>{left}: {pair.similarity_a:.0%} of its code matches; {right}: "
                       f"{pair.similarity_b:.0%}; {pair.overlap} matching characters of filtered code.</p>")
@@ -197,6 +201,13 @@ class PageWriter:
                                 [[str(rank), _members(row), f"{row['score']:.2f}", str(row["overlap"]),
                                   _flag(row["flagged"]), _link(row["page"])]
                                  for rank, row in enumerate(data["pairs"], 1)]))
+        for module, data in (result.get("solution_reference") or {}).items():
+            parts.append(f"<h2>{html.escape(module)}.py against the reference solution</h2><p>Threshold "
+                         f"{data['threshold']:.2f}. {html.escape(data['why'])}</p>")
+            parts.append(f"<p>{html.escape(data['skipped'])}</p>" if data.get("skipped") else _table(
+                ["Student", "Share in the reference", "Overlap", "Flagged", ""],
+                [[html_text(row["student"], 200), f"{row['score']:.2f}", str(row["overlap"]), _flag(row["flagged"]),
+                  _link(row["page"])] for row in data.get("matches", [])]))
         torch = result.get("torch_reference", {})
         parts.append(f"<h2>loss_scaler.py against torch's GradScaler</h2><p>{html.escape(torch.get('why', ''))}</p>")
         if torch.get("skipped"):

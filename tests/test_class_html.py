@@ -101,7 +101,7 @@ def test_flags_have_a_severity_and_an_action():
     edited = class_flags.tamper_flag("protected file exercises/tests/test_a.py differs from the template")
     unknown = class_flags.tamper_flag("something new")
     assert (planted.severity, edited.severity, unknown.severity) == ("high", "low", "medium")
-    assert "grade is unaffected" in edited.action and all(flag.action for flag in (planted, edited, unknown))
+    assert "grade is unaffected" in edited.action.render("en") and all(flag.action for flag in (planted, edited, unknown))
 
 
 def test_ten_point_bins_with_the_top_bin_closed(tmp_path):
@@ -140,3 +140,14 @@ def test_the_page_fits_1280_px_and_renders_chinese_in_chromium(tmp_path, chromiu
     assert found["views"] == 4
     # Ten CJK characters at 20 px are about 200 px wide when a CJK font renders them.
     assert 180 <= found["cjk_width"] <= 220, found
+
+
+def test_the_page_in_the_language_the_ta_asks_for(tmp_path):
+    build(tmp_path)
+    manifest = {"seed": 5, "report_lang": "zh", "students": {"amp-ana": {"status": "ok"},
+                                                             "amp-idle": {"status": "ok", "unchanged_stubs": True}}}
+    class_report.write_all(tmp_path, manifest)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert '<html lang="zh">' in page and "班级报告：混合精度反向传播" in page and "各模块得分" in page
+    assert "自模板以来没有作业" in page            # the flag, translated
+    assert "amp-idle" in page and "Class report" not in page

@@ -260,3 +260,14 @@ def test_pages_fit_1280_px_in_chromium(checked):
     for name in ("loss_scaler-1.html", "amp_update-1.html", "loss_scaler-torch-1.html", "index.html"):
         found = measure(chromium, str(checked["out"] / "similarity" / name), fragment="#m1")
         assert found["wide"] == [] and found["scroll_width"] <= found["window"], (name, found)
+
+
+def test_a_copy_of_the_reference_is_caught_against_the_reference(checked):
+    """Student pairs leave the reference answers out; alice, who handed in the reference,
+    is found by the comparison with solutions/ instead, and no honest student is."""
+    for module in MODULES:
+        matches = checked["result"]["solution_reference"][module]["matches"]
+        hits = [row["student"] for row in matches if row["flagged"]]
+        assert hits == ["alice"], (module, hits)
+    for module, data in similarity.load_calibration().items():
+        assert data["reference_reached"] == 0 and data["reference_max_score"] <= data["reference_threshold"] - 0.2

@@ -10,6 +10,7 @@ of the same shape, so the class page lists them in one place, worst first.
 import dataclasses
 import re
 
+from autograder.i18n import _
 from autograder.reports import isolation_view
 
 HIGH, MEDIUM, LOW, INFO = "high", "medium", "low", "info"
@@ -20,8 +21,8 @@ NO_WORK = "no work since the template"
 @dataclasses.dataclass(frozen=True)
 class Flag:
     severity: str
-    what: str      # a short name of the kind of flag
-    action: str    # what it means for the grade and what to check next
+    what: object   # a short name of the kind of flag (an i18n message)
+    action: object  # what it means for the grade and what to check next (an i18n message)
     detail: str = ""   # the flag's own text (may name student files: escape it)
 
     @property
@@ -31,29 +32,29 @@ class Flag:
 
 # (pattern on the flag text, severity, what, action): first match wins.
 _TAMPER_RULES = (
-    (r"shadows a module or hooks into Python/pytest start-up", HIGH, "start-up hook planted",
-     "A file that Python or pytest runs on start-up was added. The grader ignores it (its own test copy, "
-     "sandboxed imports), so the grade stands; but it is a deliberate attempt: read the file and talk to the student."),
-    (r"compiled file that does not match its source", HIGH, "mismatching compiled file",
-     "A .pyc that differs from its source can make tests pass that would fail. The grader does not load it; "
-     "read the pair and ask the student why it is there."),
-    (r"^protected file exercises/tests/.* differs", LOW, "edited public test",
-     "The grade is unaffected: the grader uses its own copy of the tests. Look at the diff if the student asks "
-     "why their local run disagreed."),
-    (r"^protected file \.github/workflows/.* differs", MEDIUM, "edited workflow",
-     "The score GitHub Classroom shows may come from the edited workflow; this grade does not. Compare the two "
-     "and read the workflow's diff."),
-    (r"^protected file autograder/.* differs", MEDIUM, "edited grader copy",
-     "The student's copy of the grader was changed. This grade used the course's grader, so it stands; the "
-     "Classroom score may not. Read the diff."),
-    (r"^protected file .* (differs|is missing)", LOW, "template file changed",
-     "A file the template protects was changed or removed. The grade uses the course's own copies; check the "
-     "diff only if the student's local results disagree."),
-    (r"not part of the template", LOW, "new file in a protected folder",
-     "Ignored by the grader. Check it if it looks like an attempt to change how tests run."),
-    (r"classroom-manifest\.json", MEDIUM, "integrity manifest missing or changed",
-     "The repository's own integrity check cannot be trusted; this grade compared against the course's copy. "
-     "Look at the repository's history of .github/."),
+    (r"shadows a module or hooks into Python/pytest start-up", HIGH, _("start-up hook planted"),
+     _("A file that Python or pytest runs on start-up was added. The grader ignores it (its own test copy, "
+       "sandboxed imports), so the grade stands; but it is a deliberate attempt: read the file and talk to the student.")),
+    (r"compiled file that does not match its source", HIGH, _("mismatching compiled file"),
+     _("A .pyc that differs from its source can make tests pass that would fail. The grader does not load it; "
+       "read the pair and ask the student why it is there.")),
+    (r"^protected file exercises/tests/.* differs", LOW, _("edited public test"),
+     _("The grade is unaffected: the grader uses its own copy of the tests. Look at the diff if the student asks "
+       "why their local run disagreed.")),
+    (r"^protected file \.github/workflows/.* differs", MEDIUM, _("edited workflow"),
+     _("The score GitHub Classroom shows may come from the edited workflow; this grade does not. Compare the two "
+       "and read the workflow's diff.")),
+    (r"^protected file autograder/.* differs", MEDIUM, _("edited grader copy"),
+     _("The student's copy of the grader was changed. This grade used the course's grader, so it stands; the "
+       "Classroom score may not. Read the diff.")),
+    (r"^protected file .* (differs|is missing)", LOW, _("template file changed"),
+     _("A file the template protects was changed or removed. The grade uses the course's own copies; check the "
+       "diff only if the student's local results disagree.")),
+    (r"not part of the template", LOW, _("new file in a protected folder"),
+     _("Ignored by the grader. Check it if it looks like an attempt to change how tests run.")),
+    (r"classroom-manifest\.json", MEDIUM, _("integrity manifest missing or changed"),
+     _("The repository's own integrity check cannot be trusted; this grade compared against the course's copy. "
+       "Look at the repository's history of .github/.")),
 )
 
 
@@ -62,7 +63,8 @@ def tamper_flag(text):
     for pattern, severity, what, action in _TAMPER_RULES:
         if re.search(pattern, text):
             return Flag(severity, what, action, text)
-    return Flag(MEDIUM, "integrity flag", "Not a kind this report knows: read the flag and the file it names.", text)
+    return Flag(MEDIUM, _("integrity flag"), _("Not a kind this report knows: read the flag and the file it names."),
+                text)
 
 
 def row_flags(row, partners=()):
@@ -71,28 +73,30 @@ def row_flags(row, partners=()):
     flags = [tamper_flag(text) for text in row.flags]
     if isolation_view.unconfined(row.isolation):
         problems = "; ".join(isolation_view.problems(row.isolation))
-        flags.append(Flag(HIGH, "code ran NOT CONFINED",
-                          "The student's code ran without full OS isolation, so it could have changed its own "
-                          "results. Re-grade this student on a machine that confines (as root, with Landlock).",
+        flags.append(Flag(HIGH, _("code ran NOT CONFINED"),
+                          _("The student's code ran without full OS isolation, so it could have changed its own "
+                            "results. Re-grade this student on a machine that confines (as root, with Landlock)."),
                           problems))
     if row.no_work:
-        flags.append(Flag(INFO, NO_WORK,
-                          "The modules are the template's stubs: nothing to grade, left out of the pass rates. "
-                          "Check that the student pushed to the right repository.", ""))
+        flags.append(Flag(INFO, _("no work since the template"),
+                          _("The modules are the template's stubs: nothing to grade, left out of the pass rates. "
+                            "Check that the student pushed to the right repository."), ""))
     later = row.commit.get("later_commits")
     if isinstance(later, int) and not isinstance(later, bool) and later > 0:
-        flags.append(Flag(INFO, "work after the deadline",
-                          f"{later} commit(s) after the graded one were not counted. Apply your late policy; "
-                          "the latest commit's score is beside the graded one when graded with --also-latest.", ""))
+        flags.append(Flag(INFO, _("work after the deadline"),
+                          _("{later} commit(s) after the graded one were not counted. Apply your late policy; "
+                            "the latest commit's score is beside the graded one when graded with --also-latest.",
+                            later=later), ""))
     earns = row.lab.get("earns_credit")
     if earns is True:
-        flags.append(Flag(LOW, "lab credit self-reported",
-                          "The GPU-lab record is consistent and plausible, not proven. Ask for a re-run if the "
-                          "numbers look copied.", ""))
+        flags.append(Flag(LOW, _("lab credit self-reported"),
+                          _("The GPU-lab record is consistent and plausible, not proven. Ask for a re-run if the "
+                            "numbers look copied."), ""))
     for partner in partners:
-        flags.append(Flag(HIGH if partner.get("module") == "GradScaler" else MEDIUM, "similar code",
-                          "Read the side-by-side page before acting: a score above the threshold is a reason "
-                          "to look, never proof.",
+        strong = partner.get("module") == "GradScaler" or str(partner.get("other", "")).startswith("solutions/")
+        flags.append(Flag(HIGH if strong else MEDIUM, _("similar code"),
+                          _("Read the side-by-side page before acting: a score above the threshold is a reason "
+                            "to look, never proof."),
                           f"{partner.get('module')}: {partner.get('other')} ({partner.get('score', 0):.2f})"))
     return sorted(flags, key=lambda flag: flag.rank)
 

@@ -78,8 +78,26 @@ def section(result):
                          f"| {_score(pair.get('similarity_a'))} / {_score(pair.get('similarity_b'))} "
                          f"| {_int(pair.get('overlap'))} | {flag} | {_link(pair.get('page'))} |")
         lines.append("")
+    lines += _references(result.get("solution_reference"))
     lines += _torch(result.get("torch_reference"))
     return lines
+
+
+def _references(data):
+    """Each module against the reference solution (left out of the student pairs)."""
+    if not isinstance(data, dict):
+        return []
+    lines = ["### Against the reference solution", ""]
+    for module, entry in data.items():
+        if not isinstance(entry, dict):
+            continue
+        matches = [row for row in entry.get("matches", []) if isinstance(row, dict)]
+        hits = [row for row in matches if row.get("flagged") is True]
+        lines.append(f"- {markdown_code(module)} (threshold {_score(entry.get('threshold'))}): "
+                     + (", ".join(f"**{_name(row.get('student'))}** {_score(row.get('score'))} {_link(row.get('page'))}"
+                                  for row in hits) if hits else "no file flagged")
+                     + (f"; highest {_score(matches[0].get('score'))}" if matches and not hits else ""))
+    return lines + [""]
 
 
 def _torch(data):
