@@ -121,10 +121,11 @@ def _test_key(test):
     return f"{module}/{ident}"
 
 
-def test_columns(rows):
+def test_columns(rows, lang="en"):
     """``[(key, info)]`` for every graded test, in the grader's order; info has
-    ``name``, ``module``, ``visibility``, ``max_score``. Grader pseudo-tests
-    (module ``grader``) are statuses, not tests, and get no column."""
+    ``name`` (a title in ``lang`` where a student was graded in it), ``module``,
+    ``visibility``, ``max_score``. Grader pseudo-tests (module ``grader``) are
+    statuses, not tests, and get no column."""
     columns, seen = [], {}
     for row in rows:
         if not row.graded:
@@ -144,8 +145,8 @@ def test_columns(rows):
                         "max_score": number(test.get("max_score")), "lang": row.lang}
                 seen[key] = info
                 columns.append((key, info))
-            elif existing["lang"] != "en" and row.lang == "en":  # the staff's titles are English
-                existing.update(name=as_text(test.get("name", key)), lang="en")
+            elif existing["lang"] != lang and row.lang == lang:  # titles in the reader's language
+                existing.update(name=as_text(test.get("name", key)), lang=lang)
     order = list(MODULES) + [OPTIONAL_MODULE]
     columns.sort(key=lambda item: order.index(item[1]["module"]) if item[1]["module"] in order else len(order))
     return columns
@@ -286,6 +287,7 @@ def write_all(output_dir, manifest):
     report_path = output_dir / REPORT_NAME
     report_path.write_text(render_markdown(rows, columns, manifest, charts, found), encoding="utf-8")
     html_path = output_dir / HTML_NAME
-    html_path.write_text(render_html(rows, columns, manifest, found, lang=manifest.get("report_lang") or "en"),
-                         encoding="utf-8")
+    report_lang = manifest.get("report_lang") or "en"
+    html_columns = columns if report_lang == "en" else test_columns(rows, report_lang)
+    html_path.write_text(render_html(rows, html_columns, manifest, found, lang=report_lang), encoding="utf-8")
     return [csv_path, report_path, html_path] + (list(charts.values()) if charts else [])
