@@ -57,20 +57,37 @@ def find_chromium():
     return None
 
 
-def _instrumented(text):
-    """The page with MEASURE added and allowed by hash in its own policy."""
+# Sorts the students table by name, then by total (twice), filters it: what a TA's clicks do.
+CLICKS = """
+(function () {
+  var head = document.querySelectorAll('#students-table th'), filter = document.getElementById('filter');
+  function first(column) { return document.querySelector('#students-table tbody tr').cells[column].textContent; }
+  head[0].click(); var name = first(0);
+  head[2].click(); var high = first(2);
+  head[2].click(); var low = first(2);
+  filter.value = 'idle'; filter.dispatchEvent(new Event('input'));
+  var shown = Array.prototype.filter.call(document.querySelectorAll('#students-table tbody tr'),
+                                          function (row) { return row.style.display !== 'none'; }).length;
+  document.title = JSON.stringify({name: name, high: high, low: low, shown: shown,
+                                   filter_visible: !filter.classList.contains('hidden')});
+})();
+"""
+
+
+def _instrumented(text, script):
+    """The page with ``script`` added and allowed by hash in its own policy."""
     text = re.sub(r'(http-equiv="Content-Security-Policy" content="[^"]*?)(script-src [^";]*)?(")',
                   lambda m: (m.group(1) + (m.group(2) + " " if m.group(2) else "; script-src ")
-                             + script_hash(MEASURE) + m.group(3)).replace(";; ", "; "), text, count=1)
-    return text.replace("</body>", f"<script>{MEASURE}</script></body>", 1)
+                             + script_hash(script) + m.group(3)).replace(";; ", "; "), text, count=1)
+    return text.replace("</body>", f"<script>{script}</script></body>", 1)
 
 
-def measure(chromium, path, width=1280, height=900, fragment=""):
-    """Load ``path`` (a file of ours) at ``width`` x ``height``; return MEASURE's findings."""
+def measure(chromium, path, width=1280, height=900, fragment="", script=MEASURE):
+    """Load ``path`` (a file of ours) at ``width`` x ``height``; return what ``script`` found."""
     with tempfile.TemporaryDirectory(prefix="amp-browser-") as scratch:
         copy = os.path.join(os.path.dirname(path), ".measured-" + os.path.basename(path))
         with open(path, encoding="utf-8") as handle:
-            page = _instrumented(handle.read())
+            page = _instrumented(handle.read(), script)
         with open(copy, "w", encoding="utf-8") as handle:
             handle.write(page)
         try:

@@ -15,7 +15,7 @@ from autograder.reports import class_flags, class_report
 from autograder.reports.class_html import SCRIPT
 from autograder.reports.gradescope import write_results
 from autograder.reports.html_page import script_hash
-from browser import find_chromium, measure
+from browser import CLICKS, find_chromium, measure
 from helpers import ROOT
 
 HOSTILE = "<img src=x onerror=alert(1)>王"
@@ -151,3 +151,11 @@ def test_the_page_in_the_language_the_ta_asks_for(tmp_path):
     assert '<html lang="zh">' in page and "班级报告：混合精度反向传播" in page and "各模块得分" in page
     assert "自模板以来没有作业" in page            # the flag, translated
     assert "amp-idle" in page and "Class report" not in page
+
+
+def test_the_students_table_sorts_and_filters_under_the_policy(tmp_path, chromium):
+    """The page's own script runs (allowed by its hash): sorting by name and by total, filtering."""
+    build(tmp_path)
+    found = measure(chromium, str(tmp_path / "report.html"), script=CLICKS)
+    # A to Z: punctuation first, so the hostile name (shown as text, not markup) leads.
+    assert found == {"name": HOSTILE, "high": "100", "low": "0", "shown": 1, "filter_visible": True}, found

@@ -34,7 +34,8 @@ SCRIPT = """
   Array.prototype.forEach.call(table.tHead.rows[0].cells, function (cell, column) {
     cell.addEventListener('click', function () {
       var numeric = cell.getAttribute('data-sort') === 'num';
-      var down = cell.getAttribute('data-down') !== '1';
+      // numbers: highest first on the first click; text: A to Z first
+      var down = cell.getAttribute('data-down') ? cell.getAttribute('data-down') !== '1' : numeric;
       cell.setAttribute('data-down', down ? '1' : '0');
       var rows = Array.prototype.slice.call(body.rows);
       rows.sort(function (a, b) {
