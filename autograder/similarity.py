@@ -59,7 +59,7 @@ POLICIES = {
     "amp_update": Policy(0.60, 100, (
         "Three one-line TODOs that the stub's comments all but dictate. Once the given code, the reference "
         "answers and passages shared by more than a few submissions are removed, independent correct "
-        "solutions share at most about 0.17; a disguised copy keeps about 0.97. Little code is left to "
+        "solutions share at most about 0.3; a disguised copy keeps about 0.97. Little code is left to "
         "compare, so read a flagged pair against its other modules.")),
     "loss_scaler": Policy(0.50, 150, (
         "Six TODOs inside a given class: independent correct solutions share at most about 0.25 of what "
@@ -72,7 +72,7 @@ POLICIES = {
 }
 # Each student's file against the course's reference solution (only the given code
 # excluded). Student pairs leave the reference answers out, so a verbatim copy of the
-# reference is caught here. Honest solutions come close to it (up to 0.52 here, and
+# reference is caught here. Honest solutions come close to it (up to 0.56 here, and
 # 0.94 was seen for a loss_scaler written from the stub's comments), so only a
 # near-verbatim copy is flagged: a disguised copy of the reference cannot be told from
 # honest convergence and is not claimed.

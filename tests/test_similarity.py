@@ -205,7 +205,7 @@ def test_result_file_and_report_section(checked, tmp_path):
     assert "### `amp_update`: 1 flagged pair(s)" in section
     assert "| 1 | \\<img src=x onerror=alert(1)\\>\\\\n## Injected \\| heading / dave |" in section
     assert "[side by side](similarity/amp_update-1.html#m1)" in section and "| 1 | bob / dave |" in section
-    assert "all but dictate" in section and "0 of 3 pairs reach it" in section  # threshold explained, calibrated
+    assert "all but dictate" in section and "0 of 6 pairs reach it" in section  # threshold explained, calibrated
     assert "| frank |" in section and "**yes**" in section
     assert not re.search(r"(?<!\\)<img", report) and "\n## Injected" not in report
 
