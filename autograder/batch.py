@@ -187,7 +187,7 @@ def release_reserve(output_dir):
 def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEOUT_S,
               include_hidden=True, isolation=None, progress=True, manifest_entries=None, warnings=None,
               guard_dir=None, allow_unconfined=False, info=None, deadline=None, also_latest=False,
-              workdir=None):
+              workdir=None, lang=None):
     """Grade ``students`` (folder names under ``root``); return ``{student: entry}``
     where entry has ``status``, ``reason``, ``submission``, ``layout``, ``seed``, ``seconds``.
     Changes to the grader's own files (``guard_dir``, default the package) seen meanwhile
@@ -200,7 +200,8 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
     repository as it was then, exported under ``workdir`` (which the caller
     removes); entries then carry ``submission_commit``, and with
     ``also_latest`` a ``latest`` entry for the branch head (see
-    :mod:`autograder.batch_plan`)."""
+    :mod:`autograder.batch_plan`). ``lang`` (``--lang``) is the language of every
+    student's feedback; without it each repository's own setting decides."""
     from autograder.sandbox.boxes import start_boxes
 
     root, output_dir = pathlib.Path(root), pathlib.Path(output_dir)
@@ -221,7 +222,8 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
         return job_class(student, submission, layout, out_dir, seed, include_hidden, timeout)
 
     planned, info["submissions"] = plan_students(root, output_dir, students, seed, entries, make_job, bar,
-                                                 deadline=deadline, also_latest=also_latest, workdir=workdir)
+                                                 deadline=deadline, also_latest=also_latest, workdir=workdir,
+                                                 lang=lang)
     pending = collections.deque(planned)
     if not pending:
         return entries

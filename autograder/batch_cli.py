@@ -22,6 +22,7 @@ import time
 from autograder.batch import (DEFAULT_TIMEOUT_S, STATUSES, BatchInterrupted, UsageError, discover,
                               parse_shard, release_reserve, run_batch, run_command, select_shard)
 from autograder.batch_manifest import MANIFEST, _now, merge_manifests, read_manifest, write_manifest
+from autograder.i18n import LANGUAGES
 from autograder.reports.safe_text import terminal_line
 
 
@@ -52,6 +53,10 @@ def add_parser(subparsers):
     many.add_argument("--allow-unconfined", action="store_true",
                       help="grade even where student code cannot be fully confined on this machine "
                            "(no Landlock, no namespaces); the report says so")
+    many.add_argument("--lang", choices=LANGUAGES, default=None,
+                      help="language of the students' feedback (default: $AUTOGRADER_LANG, else each graded "
+                           "repository's [tool.autograder] lang, else the course repository's, else English)")
+    add_report_lang(many)
     add_deadline_arguments(many)
     many.add_argument("--also-latest", action="store_true",
                       help="with --deadline: also grade the latest commit where it differs and record its "
@@ -66,8 +71,15 @@ def add_parser(subparsers):
                     "DIR/scores.csv, DIR/report.md and charts.")
     merge.add_argument("inputs", nargs="+", metavar="SHARD_DIR")
     merge.add_argument("--output-dir", "-o", required=True, metavar="DIR")
+    add_report_lang(merge)
     merge.set_defaults(func=run_merge_scores)
     return many
+
+
+def add_report_lang(parser):
+    parser.add_argument("--report-lang", choices=LANGUAGES, default=None,
+                        help="language of the TA's class page report.html (default: English, or what run.json "
+                             "recorded)")
 
 
 def add_deadline_arguments(parser):
@@ -142,6 +154,7 @@ def _grade_many(args):
     if seed is None and args.only and previous:
         seed = previous.get("seed")
     seed = new_seed() if seed is None else int(seed)
+    lang = args.lang or ((previous or {}).get("lang") if args.only else None)
 
     keep = previous if (args.only and previous) else None
     spec = deadline_spec(args, (previous or {}).get("deadline") if keep else None)
@@ -150,7 +163,8 @@ def _grade_many(args):
         "version": 1, "seed": manifest.get("seed", seed) if keep else seed,
         "root": str(root.resolve()), "visible_only": bool(args.visible_only),
         "shard": f"{shard[0]}/{shard[1]}" if shard else manifest.get("shard"),
-        "class_size": len(students), "started": _now(),
+        "class_size": len(students), "started": _now(), "lang": lang,
+        "report_lang": args.report_lang or (manifest.get("report_lang") if keep else None) or "en",
     })
     if not keep and shard:
         manifest["shard_students"] = chosen
@@ -172,7 +186,7 @@ def _grade_many(args):
                                 include_hidden=not args.visible_only, isolation=args.isolation,
                                 progress=not args.no_progress, manifest_entries=manifest["students"],
                                 warnings=warnings, allow_unconfined=args.allow_unconfined, info=info,
-                                deadline=spec, also_latest=args.also_latest, workdir=workdir)
+                                deadline=spec, also_latest=args.also_latest, workdir=workdir, lang=lang)
         except BatchInterrupted as exc:
             entries, interrupted = exc.entries, True
             warnings.append("the batch was interrupted: students marked 'crashed' with reason "
@@ -254,6 +268,8 @@ def _merge_scores(args):
         manifests.append((source, manifest))
     merged = merge_manifests(manifests)
     merged["finished"] = _now()
+    if args.report_lang:
+        merged["report_lang"] = args.report_lang
     output_dir.mkdir(parents=True, exist_ok=True)
     for source, manifest in manifests:
         if source.resolve() == output_dir.resolve():

@@ -26,18 +26,17 @@ STATUSES = (OK, CRASHED, TIMED_OUT, NO_SUBMISSION, NO_COMMIT)
 MAX_RESULTS_BYTES = 16 * 2**20
 
 
-def grade_job(submission, seed, include_hidden, with_flags, boxes=None, uid=None):
+def grade_job(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
     """What the child runs: the same call as ``python -m autograder grade``,
-    with the batch's zygote (through a channel of this child's own) and the
-    uid the batch picked for this student."""
-    from autograder.cli_grade import REPOSITORY_ROOT, tamper_flags
+    with the batch's zygote (through a channel of this child's own), the
+    uid the batch picked for this student and the language of their feedback
+    (:func:`autograder.batch_plan.feedback_language`)."""
+    from autograder.cli_grade import tamper_flags
     from autograder.engine import grade_submission
-    from autograder.i18n import resolve_language
 
     flags = tamper_flags(submission) if with_flags else []
-    # Students read their results.json in the course's language; the class report stays English.
     return grade_submission(submission, seed=seed, include_hidden=include_hidden, flags=flags,
-                            boxes=boxes, uid=uid, lang=resolve_language(root=str(REPOSITORY_ROOT)))
+                            boxes=boxes, uid=uid, lang=lang)
 
 
 def zero_report(student, seed, status, reason, submission=""):
@@ -99,6 +98,7 @@ class _Job:
         self.entry = None   # the run.json entry this job fills (default: the student's)
         self.extra = None   # merged into extra_data of its results.json once graded
         self.label = student
+        self.lang = "en"    # the language of this student's feedback
 
     def prepare(self):
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -174,7 +174,7 @@ def _child_main(job):
 
         boxes = boxes_from_channel(job.channel)
         report = grade_job(job.submission, job.seed, job.include_hidden, job.layout == "repo",
-                           boxes=boxes, uid=job.uid)
+                           boxes=boxes, uid=job.uid, lang=job.lang)
         _write_report(report, job.results)
         code = 0
     except BaseException:  # noqa: B036 - the child must always reach os._exit
@@ -194,7 +194,7 @@ class SubprocessJob(_Job):
         self.prepare()
         command = [sys.executable, "-m", "autograder", "grade", "--submission",
                    str(pathlib.Path(self.submission).resolve()), "--results", str(self.results.resolve()),
-                   "--seed", str(self.seed), "--quiet"]
+                   "--seed", str(self.seed), "--quiet", "--lang", self.lang]
         if not self.include_hidden:
             command.append("--visible-only")
         env = dict(os.environ)

@@ -52,7 +52,7 @@ def merge_manifests(manifests):
                 merged["warnings"].append(f"{student} appears in more than one input; "
                                           f"kept the one from {source}")
             merged["students"][student] = dict(entry, source=str(source))
-        for key in ("root", "visible_only", "class_size", "deadline"):
+        for key in ("root", "visible_only", "class_size", "deadline", "lang", "report_lang"):
             merged.setdefault(key, manifest.get(key))
         if manifest.get("deadline") != merged.get("deadline"):
             merged["warnings"].append(f"{source} was graded with another deadline than the first input "

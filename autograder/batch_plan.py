@@ -16,6 +16,68 @@ from autograder.batch_jobs import NO_SUBMISSION, OK, RESULTS, _write_report, add
 
 LATEST = "latest"   # DIR/<student>/latest/: the branch head, graded beside, never counted
 MAX_RESULTS_BYTES = 16 * 2**20
+TEMPLATE_DIR = pathlib.Path(__file__).resolve().parent.parent / "exercises"
+MAX_MODULE_BYTES = 2**20
+
+
+def _normalised(raw):
+    """A module's text for comparison with the stub: line endings and trailing blanks do not count."""
+    text = raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    return "\n".join(line.rstrip() for line in text.split("\n")).strip()
+
+
+MAX_PYPROJECT_BYTES = 256 * 1024
+
+
+def repository_language(submission, layout):
+    """``[tool.autograder] lang`` of the repository being graded (the folder
+    around ``exercises/``), or None. Read within a bound; never run."""
+    import tomllib
+
+    from autograder.i18n import check_language
+
+    root = pathlib.Path(submission).parent if layout == "repo" else pathlib.Path(submission)
+    try:
+        data = tomllib.loads(safe_files.read_relative(root, "pyproject.toml", MAX_PYPROJECT_BYTES)
+                             .decode("utf-8", "replace"))
+    except (safe_files.UnsafeFile, ValueError):
+        return None
+    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    setting = tool.get("autograder") if isinstance(tool.get("autograder"), dict) else {}
+    return check_language(setting.get("lang")) if isinstance(setting.get("lang"), str) else None
+
+
+def feedback_language(submission, layout, option=None, environ=None):
+    """The language of a student's feedback: ``--lang``, ``$AUTOGRADER_LANG``, the
+    graded repository's setting, the course repository's, English (as ``grade``
+    would choose in that repository)."""
+    import os
+
+    from autograder.i18n import ENV_VAR, check_language, resolve_language
+
+    environ = os.environ if environ is None else environ
+    return (check_language(option) or check_language(environ.get(ENV_VAR))
+            or repository_language(submission, layout)
+            or resolve_language(environ={}, root=str(TEMPLATE_DIR.parent)))
+
+
+def unchanged_stubs(submission, template_dir=TEMPLATE_DIR):
+    """True when every module the submission holds is the template's stub as given
+    (and it holds at least one): no work since the template. Read, never run."""
+    seen = 0
+    for module in MODULES:
+        try:
+            mine = safe_files.read_relative(submission, f"{module}.py", MAX_MODULE_BYTES)
+        except safe_files.UnsafeFile:
+            continue
+        try:
+            stub = (pathlib.Path(template_dir) / f"{module}.py").read_bytes()
+        except OSError:
+            return False
+        if _normalised(mine) != _normalised(stub):
+            return False
+        seen += 1
+    return seen > 0
 
 
 def locate_submission(student_dir):
@@ -60,10 +122,11 @@ def _shown(submission, tree, student, sha):
 
 
 def plan_students(root, output_dir, students, seed, entries, make_job, bar,
-                  deadline=None, also_latest=False, workdir=None):
+                  deadline=None, also_latest=False, workdir=None, lang=None):
     """Fill ``entries`` (one per student) and return ``(jobs, submissions)``:
     the grading jobs to run and ``{student: folder graded}`` (for similarity).
-    Students with nothing to grade get their zero ``results.json`` here."""
+    Students with nothing to grade get their zero ``results.json`` here. ``lang``:
+    ``--lang`` (else each repository's setting, :func:`feedback_language`)."""
     from autograder.deadline import take_snapshot
 
     root, output_dir = pathlib.Path(root), pathlib.Path(output_dir)
@@ -85,7 +148,7 @@ def plan_students(root, output_dir, students, seed, entries, make_job, bar,
             bar.update(student, entry["status"])
         else:
             job = _job_for(folder, student, entry, extra, make_job, output_dir / student, seed, bar,
-                           snapshot, root)
+                           snapshot, root, lang=lang)
             if job is not None:
                 jobs.append(job)
                 submissions[student] = job.submission
@@ -97,7 +160,7 @@ def plan_students(root, output_dir, students, seed, entries, make_job, bar,
                                            "sha": record["sha"], "committed_at": record["committed_at"],
                                            "deadline": snapshot.record["deadline"]}}
             job = _job_for(snapshot.latest_tree, student, latest, extra, make_job,
-                           output_dir / student / LATEST, seed, bar, snapshot, root, sha=record["sha"])
+                           output_dir / student / LATEST, seed, bar, snapshot, root, sha=record["sha"], lang=lang)
             if job is not None:
                 job.label = f"{student} (latest)"
                 jobs.append(job)
@@ -105,7 +168,7 @@ def plan_students(root, output_dir, students, seed, entries, make_job, bar,
     return jobs, submissions
 
 
-def _job_for(folder, student, entry, extra, make_job, out_dir, seed, bar, snapshot, root, sha=None):
+def _job_for(folder, student, entry, extra, make_job, out_dir, seed, bar, snapshot, root, sha=None, lang=None):
     """The job grading ``folder`` for ``entry``, or None (zero written) when it holds no submission."""
     submission, layout, reason = locate_submission(folder)
     entry["layout"] = layout
@@ -123,7 +186,10 @@ def _job_for(folder, student, entry, extra, make_job, out_dir, seed, bar, snapsh
         entry["submission"] = _shown(submission, folder, student, sha or snapshot.record["sha"])
     else:
         entry["submission"] = relative(submission, root)
+    if unchanged_stubs(submission):
+        entry["unchanged_stubs"] = True   # the report's "no work since the template"
     job = make_job(student, submission.resolve(), layout, out_dir)
+    job.lang = entry["lang"] = feedback_language(submission, layout, lang)
     job.entry, job.extra = entry, extra
     return job
 

@@ -32,6 +32,8 @@ def area_of(path):
         return "lab"
     if path.name.startswith("conformance_"):
         return "conformance"
+    if path.name.startswith(("class_html", "class_flags")):
+        return "class_report"   # the TA's class page (grade-many --report-lang)
     if path.parent.name in SUITE_DIRS:
         for module in sorted(MODULES, key=len, reverse=True):
             if module in path.stem:

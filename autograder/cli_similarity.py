@@ -89,7 +89,8 @@ def _print_summary(result):
         flagged = [pair for pair in data["pairs"] if pair["flagged"]]
         print(f"{module}: {data['submissions']} submission(s), {len(flagged)} flagged pair(s)")
         for pair in data["pairs"][:3]:
-            print(terminal_line(f"  {pair['score']:.2f}  {pair['a']} / {pair['b']}"
+            names = " / ".join(str(name) for name in pair.get("members") or [pair["a"], pair["b"]])
+            print(terminal_line(f"  {pair['score']:.2f}  {'identical: ' if pair.get('identical') else ''}{names}"
                                 + ("  FLAGGED" if pair["flagged"] else ""), limit=300))
     torch = result.get("torch_reference", {})
     if torch.get("skipped"):

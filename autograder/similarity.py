@@ -15,12 +15,14 @@ copydetect is a staff dependency (requirements-dev.txt); without it the check
 is skipped and says so. Student files are read through
 :mod:`autograder.safe_files`, never executed.
 """
+import collections
 import dataclasses
 import importlib.metadata
 import importlib.util
 import io
 import itertools
 import json
+import math
 import pathlib
 import re
 
@@ -28,6 +30,8 @@ from autograder import MODULES, safe_files
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 TEMPLATE_DIR = REPO_ROOT / "exercises"
+REFERENCE_DIR = REPO_ROOT / "solutions"
+CALIBRATION = pathlib.Path(__file__).resolve().parent / "similarity_calibration.json"
 OUTPUT_FOLDER = "similarity"
 RESULT_NAME = "similarity.json"
 MAX_SOURCE_BYTES = 1 * 2**20      # what the grader takes of a module (submission.MAX_SOURCE_BYTES)
@@ -35,7 +39,10 @@ MAX_SOURCE_BYTES = 1 * 2**20      # what the grader takes of a module (submissio
 # default noise threshold). Window 1 keeps every k-gram: scores are deterministic.
 K = 25
 TOP_PAIRS = 10
-PAGE_NAME = re.compile(r"[a-z_]+-(torch-)?[0-9]{1,4}\.html")
+# MOSS's rule (its -m option): a passage found in more than a few of the class's
+# distinct submissions is what the assignment makes everyone write, not evidence.
+FEW_MIN, FEW_SHARE = 3, 0.1
+PAGE_NAME = re.compile(r"[a-z_]+-(torch-|ref-)?[0-9]{1,4}\.html")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,20 +52,34 @@ class Policy:
     why: str
 
 
+# Thresholds from tools/calibrate_similarity.py: independent correct solutions
+# written on the current template (tests/data/honest_fills.py) against each other,
+# after the given code, the reference's answers and common passages are removed.
 POLICIES = {
-    "amp_update": Policy(0.90, 100, (
-        "The three TODOs are a few lines each and have one idiomatic answer (unscale in a list "
-        "comprehension, an FP32 sum of squares, an all-finite check): independent correct solutions "
-        "look alike once the given code is removed. Only a near-identical file is flagged, and even "
-        "that is weak evidence on its own; read the pair against its other modules.")),
+    "amp_update": Policy(0.60, 100, (
+        "Three one-line TODOs that the stub's comments all but dictate. Once the given code, the reference "
+        "answers and passages shared by more than a few submissions are removed, independent correct "
+        "solutions share at most about 0.3; a disguised copy keeps about 0.97. Little code is left to "
+        "compare, so read a flagged pair against its other modules.")),
     "loss_scaler": Policy(0.50, 150, (
-        "Six TODOs and a class to write: independent solutions share well under half of what they "
-        "wrote (the reference and an independent tensor-based variant: about 0.26). Half or more "
-        "in common is worth reading side by side.")),
+        "Six TODOs inside a given class: independent correct solutions share at most about 0.25 of what "
+        "is left once the given code, the reference answers and common passages are removed; a disguised "
+        "copy keeps about 0.8.")),
     "amp_training_step": Policy(0.50, 150, (
         "Four TODOs wiring autocast, backward, unscale, clip and step: the calls are fixed by the "
-        "assignment but their arrangement is not (independent solutions: about 0.18).")),
+        "assignment, their arrangement is not (independent solutions: at most about 0.18; a disguised "
+        "copy: about 0.9).")),
 }
+# Each student's file against the course's reference solution (only the given code
+# excluded). Student pairs leave the reference answers out, so a verbatim copy of the
+# reference is caught here. Honest solutions come close to it (up to 0.56 here, and
+# 0.94 was seen for a loss_scaler written from the stub's comments), so only a
+# near-verbatim copy is flagged: a disguised copy of the reference cannot be told from
+# honest convergence and is not claimed.
+_REFERENCE_WHY = ("Share of the student's {module}.py found in solutions/{module}.py, the given code left out. "
+                  "Honest solutions written from the stub's comments come close to the reference, so only a "
+                  "near-verbatim copy is flagged; a disguised copy of it is not told apart from honest work.")
+REFERENCE_POLICIES = {module: Policy(0.90, 100, _REFERENCE_WHY.format(module=module)) for module in MODULES}
 TORCH_POLICY = Policy(0.40, 150, (
     "Share of the student's loss_scaler.py found in torch/amp/grad_scaler.py of the installed "
     "torch (names do not matter). Hand-written scalers follow the same contract but share little "
@@ -74,6 +95,12 @@ class Pair:
     overlap: int
     slices_a: object = None
     slices_b: object = None
+    members: list = None        # a group of identical submissions (one row)
+    groups: tuple = None        # the identical groups a and b stand for
+
+    @property
+    def identical(self):
+        return bool(self.members)
 
     @property
     def score(self):
@@ -125,6 +152,11 @@ def _fingerprint(text, boilerplate):
     return CodeFingerprint("module.py", K, 1, boilerplate, True, "python", fp=io.StringIO(text))
 
 
+def fingerprint_hashes(text):
+    """The k-gram hashes of a piece of code (to pair matched regions of two files)."""
+    return [int(value) for value in _fingerprint(text, None).hashes]
+
+
 def _boilerplate(template_text):
     import numpy as np
 
@@ -140,14 +172,67 @@ def _compare(first, second):
     return int(overlap), float(share_1), float(share_2), slices_1, slices_2
 
 
-def compare_module(texts, template_text):
-    """Every pair of ``{student: text}``, best first, as :class:`Pair`."""
-    boilerplate = _boilerplate(template_text)
-    prints = {student: _fingerprint(text, boilerplate) for student, text in texts.items()}
+def _normalised(text):
+    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip()
+
+
+def identical_groups(texts):
+    """``{representative: [members]}``: students whose files are the same (line
+    endings and trailing blanks aside) form one group, shown once."""
+    groups = {}
+    for student in sorted(texts):
+        groups.setdefault(_normalised(texts[student]), []).append(student)
+    return {members[0]: members for members in groups.values()}
+
+
+def few(distinct):
+    """More than this many distinct submissions sharing a passage: not evidence."""
+    return max(FEW_MIN, math.ceil(FEW_SHARE * distinct))
+
+
+def given_code(template_text, reference_text=""):
+    """Fingerprints of what the assignment dictates: the stub's given code and
+    comments, and the reference solution of its TODOs."""
+    import numpy as np
+
+    parts = [_boilerplate(text) for text in (template_text, reference_text) if text]
+    return np.unique(np.concatenate(parts)) if parts else []
+
+
+def common_passages(texts, boilerplate, limit):
+    """Fingerprints found in more than ``limit`` of ``texts`` (distinct submissions)."""
+    import numpy as np
+
+    counts = collections.Counter()
+    for text in texts:
+        counts.update(set(int(h) for h in _fingerprint(text, boilerplate).hashes))
+    return np.array(sorted(h for h, count in counts.items() if count > limit), dtype=np.int64)
+
+
+def compare_module(texts, template_text, reference_text=""):
+    """Every pair of distinct submissions of ``{student: text}``, best first, as
+    :class:`Pair` (``a``, ``b``: the groups' first members; ``members``: each
+    group of identical files, compared once). What the template and the reference
+    dictate, and what more than a few submissions share, is left out."""
+    import numpy as np
+
+    groups = identical_groups(texts)
+    stub = given_code(template_text)
+    boilerplate = given_code(template_text, reference_text)
+    common = common_passages([texts[r] for r in groups], boilerplate, few(len(groups)))
+    if len(common):
+        boilerplate = np.unique(np.concatenate([np.asarray(boilerplate, dtype=np.int64), common]))
+    prints = {student: _fingerprint(texts[student], boilerplate) for student in groups}
     pairs = []
+    for members in groups.values():
+        if len(members) > 1:  # identical files: one row, scored by all they wrote beyond the stub
+            own = _fingerprint(texts[members[0]], stub)  # a copied reference counts here
+            overlap, _, _, slices, _ = _compare(own, own)
+            pairs.append(Pair(members[0], members[1], 1.0, 1.0, overlap, slices, slices, members=members))
     for a, b in itertools.combinations(sorted(prints), 2):
         overlap, share_a, share_b, slices_a, slices_b = _compare(prints[a], prints[b])
-        pairs.append(Pair(a, b, share_a, share_b, overlap, slices_a, slices_b))
+        pairs.append(Pair(a, b, share_a, share_b, overlap, slices_a, slices_b,
+                          groups=(groups[a], groups[b])))
     pairs.sort(key=lambda pair: (-pair.score, -pair.overlap, pair.a, pair.b))
     return pairs
 
@@ -169,7 +254,8 @@ def flagged(pair, policy, score=None):
     return (pair.score if score is None else score) >= policy.threshold and pair.overlap >= policy.min_overlap
 
 
-def run(submissions, output_dir, template_dir=TEMPLATE_DIR, top=TOP_PAIRS, torch_source=None):
+def run(submissions, output_dir, template_dir=TEMPLATE_DIR, top=TOP_PAIRS, torch_source=None,
+        reference_dir=REFERENCE_DIR):
     """Compare the modules of ``{student: submission folder}``; write
     ``DIR/similarity/`` (JSON, index and side-by-side pages). Returns the result dict."""
     from autograder import similarity_html
@@ -194,27 +280,55 @@ def run(submissions, output_dir, template_dir=TEMPLATE_DIR, top=TOP_PAIRS, torch
             if text is not None:
                 texts[module][student] = text
     templates = {module: read_module(template_dir, module) or "" for module in MODULES}
-    pages = similarity_html.PageWriter(folder)
+    references = {module: read_module(reference_dir, module) or "" for module in MODULES}
+    calibration = load_calibration()
+    pages = similarity_html.PageWriter(folder, templates)
     result["modules"] = {}
     for module in MODULES:
         policy = POLICIES[module]
-        pairs = compare_module(texts[module], templates[module])
+        pairs = compare_module(texts[module], templates[module], references[module])
         shown = [pair for index, pair in enumerate(pairs)
                  if pair.overlap and (index < top or flagged(pair, policy))]
         rows = []
         for rank, pair in enumerate(shown, 1):
             page = pages.pair(module, rank, pair, texts[module][pair.a], texts[module][pair.b])
-            rows.append({"a": pair.a, "b": pair.b, "score": round(pair.score, 4),
+            rows.append({"a": pair.a, "b": pair.b, "members": pair.members or [pair.a, pair.b],
+                         "identical": pair.identical, "score": round(pair.score, 4),
                          "similarity_a": round(pair.similarity_a, 4), "similarity_b": round(pair.similarity_b, 4),
                          "overlap": pair.overlap, "flagged": flagged(pair, policy), "page": page})
         result["modules"][module] = {"threshold": policy.threshold, "min_overlap": policy.min_overlap,
                                      "why": policy.why, "submissions": len(texts[module]),
-                                     "pairs_compared": len(pairs), "pairs": rows}
+                                     "pairs_compared": len(pairs), "pairs": rows,
+                                     "common_passages": f"passages in more than {few(len(identical_groups(texts[module])))} "
+                                                        "distinct submissions are ignored",
+                                     "calibration": calibration.get(module, {})}
+    result["solution_reference"] = _solution_reference(texts, templates, references, pages, top)
     result["torch_reference"] = _torch_reference(texts["loss_scaler"], templates["loss_scaler"], pages, top,
                                                  torch_source)
     pages.index(result)
     _write_json(folder, result)
     return result
+
+
+def _solution_reference(texts, templates, references, pages, top):
+    """Every student's modules against the reference solution, per module."""
+    found = {}
+    for module in MODULES:
+        policy = REFERENCE_POLICIES[module]
+        entry = {"threshold": policy.threshold, "min_overlap": policy.min_overlap, "why": policy.why}
+        if not references[module]:
+            found[module] = dict(entry, skipped=f"no solutions/{module}.py in this grader")
+            continue
+        rows = []
+        for rank, pair in enumerate(compare_with_reference(texts[module], references[module], templates[module]), 1):
+            hit = flagged(pair, policy, pair.similarity_a)
+            if not pair.overlap or (rank > top and not hit):
+                break
+            page = pages.pair(module, rank, pair, texts[module][pair.a], references[module], other="reference")
+            rows.append({"student": pair.a, "score": round(pair.similarity_a, 4), "overlap": pair.overlap,
+                         "flagged": hit, "page": page})
+        found[module] = dict(entry, matches=rows)
+    return found
 
 
 def _torch_reference(texts, template_text, pages, top, torch_source):
@@ -229,11 +343,19 @@ def _torch_reference(texts, template_text, pages, top, torch_source):
         hit = flagged(pair, TORCH_POLICY, pair.similarity_a)
         if not pair.overlap or (rank > top and not hit):
             break
-        page = pages.pair("loss_scaler", rank, pair, texts[pair.a], reference, torch=True)
+        page = pages.pair("loss_scaler", rank, pair, texts[pair.a], reference, other="torch")
         rows.append({"student": pair.a, "score": round(pair.similarity_a, 4), "overlap": pair.overlap,
                      "flagged": hit, "page": page})
     entry["matches"] = rows
     return entry
+
+
+def load_calibration():
+    try:
+        data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data.get("modules", {}) if isinstance(data, dict) else {}
 
 
 def _write_json(folder, result):

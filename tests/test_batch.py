@@ -55,6 +55,7 @@ def build_class(root):
     solutions, stubs = ROOT / "solutions", ROOT / "exercises"
     _copy_modules(solutions, root / "amp-alice" / "exercises")
     (root / "amp-alice" / "README.md").write_text("alice\n", encoding="utf-8")
+    (root / "amp-alice" / "pyproject.toml").write_text('[tool.autograder]\nlang = "zh"\n', encoding="utf-8")
     _copy_modules(stubs, root / "amp-bob" / "exercises")
     _copy_modules(solutions, root / "carol")
     _copy_modules(solutions, root / "amp-dave" / "exercises",
@@ -163,8 +164,8 @@ def test_progress_bar_lines_and_tty():
 # -- the batch itself ------------------------------------------------------------------------------
 def test_outputs_exist(graded_class):
     out = graded_class["out"]
-    for name in ("scores.csv", "report.md", "run.json", "score_distribution.png", "test_pass_rates.png",
-                 "module_scores.png"):
+    for name in ("scores.csv", "report.md", "report.html", "run.json", "score_distribution.png",
+                 "test_pass_rates.png", "module_scores.png"):
         assert (out / name).is_file(), name
     for chart in class_report.CHARTS.values():
         data = (out / chart).read_bytes()
@@ -192,7 +193,7 @@ def test_csv_rows_and_columns(graded_class):
             assert sum(float(row[t]) for t in tests) == pytest.approx(float(row["total"]))
     alice, bob, gina = by_name["amp-alice"], by_name["amp-bob"], by_name["gina"]
     assert alice["status"] == "ok" and float(alice["total"]) == float(alice["max_score"]) > 0
-    assert bob["status"] == "ok" and float(bob["total"]) == 0 and float(bob["max_score"]) > 0
+    assert bob["status"] == "no work since the template" and float(bob["total"]) == 0 and float(bob["max_score"]) > 0
     assert gina["status"] == "no submission" and float(gina["total"]) == 0
     assert "no exercises/ folder" in gina["reason"] and all(gina[t] == "" for t in tests)
     dave = by_name["amp-dave"]
@@ -213,6 +214,16 @@ def test_same_totals_as_single_grade(graded_class, single_grades):
         assert batched["extra_data"]["seed"] == single["extra_data"]["seed"] == SEED
 
 
+def test_feedback_is_in_each_repository_language(graded_class):
+    """amp-alice's repository sets zh (as the template does); the others set nothing."""
+    manifest = json.loads((graded_class["out"] / "run.json").read_text(encoding="utf-8"))
+    alice = json.loads((graded_class["out"] / "amp-alice" / "results.json").read_text(encoding="utf-8"))
+    carol = json.loads((graded_class["out"] / "carol" / "results.json").read_text(encoding="utf-8"))
+    assert alice["extra_data"]["lang"] == manifest["students"]["amp-alice"]["lang"] == "zh"
+    assert "可见测试" in alice["output"] or "通过" in alice["output"]
+    assert carol["extra_data"]["lang"] == "en" and "Visible tests passed" in carol["output"]
+
+
 def test_results_json_is_the_single_grade_format(graded_class):
     data = json.loads((graded_class["out"] / "amp-alice" / "results.json").read_text(encoding="utf-8"))
     assert {"score", "max_score", "tests", "output", "extra_data"} <= set(data)
@@ -231,8 +242,12 @@ def test_report_markdown(graded_class):
     assert f"Seed `{SEED}`" in report
     assert "| gina | no submission |" in report
     assert "| amp-alice | ok |" in report
-    # pass rates are over the five students whose grading completed
-    assert "Over the 5 student(s)" in report and "| 4/5 | 80% |" in report
+    # pass rates are over the four students whose grading completed and who changed the stubs
+    assert "Over the 4 student(s) whose grading completed (1 with no work since the template left out)" in report
+    assert "| 4/4 | 100% |" in report and "| 3/4 | 75% |" in report
+    assert "| amp-bob | no work since the template |" in report
+    page = (graded_class["out"] / "report.html").read_text(encoding="utf-8")
+    assert page.count('<section class="student"') == 6
 
 
 def test_manifest_records_seed_and_layouts(graded_class):
@@ -347,7 +362,7 @@ def test_crashed_child_is_recorded_and_isolated(tmp_path, monkeypatch):
         (root / student).mkdir(parents=True)
         (root / student / "amp_update.py").write_text("x = 1\n", encoding="utf-8")
 
-    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None):
+    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
         if pathlib.Path(submission).name == "dies":
             os._exit(9)
         test = TestResult(name="amp_update: fake", module="amp_update", max_score=2.0, score=2.0,
@@ -374,7 +389,7 @@ def test_report_without_matplotlib(graded_class, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
     written = class_report.write_all(out, manifest)
-    assert [p.name for p in written] == ["scores.csv", "report.md"]
+    assert [p.name for p in written] == ["scores.csv", "report.md", "report.html"]
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "Charts skipped: matplotlib is not installed" in report
     assert "](score_distribution.png)" not in report and "| gina | no submission |" in report
@@ -455,7 +470,7 @@ def test_guard_in_a_batch_warns_and_restores_before_the_next_student(tmp_path, m
     seen = tmp_path / "seen"
     seen.mkdir()
 
-    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None):
+    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
         name = pathlib.Path(submission).name
         (seen / name).write_text((package / "suite.ini").read_text(encoding="utf-8"), encoding="utf-8")
         if name == "a-tamperer":
@@ -486,7 +501,7 @@ def test_interrupted_batch_still_writes_its_report(tmp_path, monkeypatch):
         (root / student).mkdir(parents=True)
         (root / student / "amp_update.py").write_text("x = 1\n", encoding="utf-8")
 
-    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None):
+    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
         if pathlib.Path(submission).name == "s1":
             os.kill(os.getppid(), signal.SIGTERM)
             time.sleep(30)

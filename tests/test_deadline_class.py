@@ -86,7 +86,7 @@ def test_the_commit_at_the_deadline_reaches_the_grader(tmp_path, monkeypatch):
     before = {name: state(root / name) for name in shas}
     seen = tmp_path / "seen.txt"  # written by the grading children (forked processes)
 
-    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None):
+    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
         text = (pathlib.Path(submission) / "amp_update.py").read_text(encoding="utf-8")
         with open(seen, "a", encoding="utf-8") as log:
             log.write(f"{submission}\n")
@@ -164,7 +164,8 @@ def test_a_class_graded_at_the_deadline(tmp_path):
     assert full > 0 and float(plain["total"]) == full and plain["status"] == "ok"
     assert good["status"] == "ok" and float(good["total"]) == full and good["commit"] == shas["early-good"][0]
     assert float(good["latest_total"]) == 0
-    assert broken["status"] == "ok" and float(broken["total"]) == 0 and float(broken["latest_total"]) == full
+    assert broken["status"] == "no work since the template"   # the stubs at the deadline
+    assert float(broken["total"]) == 0 and float(broken["latest_total"]) == full
     assert "sitecustomize.py shadows" in broken["flags"]       # the graded tree's, though gone from the clone
     assert not any("sitecustomize" in flag for flag in results(out, "early-broken", "latest")["extra_data"]["flags"])
     assert late["status"] == "no commit before deadline" and float(late["total"]) == 0

@@ -10,7 +10,9 @@ The class (no grading: the check only reads the modules):
   erin   the template stubs, untouched
   frank  torch/amp/grad_scaler.py renamed into loss_scaler.py
   <img…> a hostile folder name, code that tries to close the <pre> and run a script
+  hana, ivo, jun  independent correct solutions written on the current template (tests/honest.py)
 """
+import html
 import json
 import pathlib
 import re
@@ -23,6 +25,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+import honest  # noqa: E402
 from disguise import disguise  # noqa: E402
 
 from autograder import similarity  # noqa: E402
@@ -57,6 +60,7 @@ def build_class(root):
     _write(root / "frank" / "exercises", "loss_scaler", disguise(grad_scaler.read_text(encoding="utf-8")))
     _write(root / HOSTILE / "exercises", "amp_update", (ROOT / "exercises" / "amp_update.py").read_text()
            + HOSTILE_CODE)
+    honest.write_class(root)
     return {path.name: path / "exercises" if (path / "exercises").is_dir() else path for path in root.iterdir()}
 
 
@@ -84,8 +88,45 @@ def test_independent_solutions_are_not_flagged(checked, module):
     flagged = [_pair(row) for row in checked["result"]["modules"][module]["pairs"] if row["flagged"]]
     assert flagged == [{"bob", "dave"}]
     independent = [row for row in checked["result"]["modules"][module]["pairs"]
-                   if _pair(row) <= {"alice", "bob", "carol"}]
+                   if _pair(row) <= {"alice", "bob", "carol", *honest.fills()}]
     assert independent and all(row["score"] < 0.5 for row in independent)
+
+
+def test_the_calibration_is_current_and_no_honest_pair_reaches_a_threshold():
+    """tools/calibrate_similarity.py, re-run here: the stored figures (quoted in the
+    report) are those of the current stubs, and honest pairs stay well below."""
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "calibrate_similarity.py"), "--check"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for module, data in similarity.load_calibration().items():
+        assert data["solutions"] >= 3 and data["reached"] == 0, module
+        assert data["max_score"] <= similarity.POLICIES[module].threshold - 0.2, module
+
+
+def test_honest_solutions_score_full_marks_on_the_template(tmp_path):
+    """The calibration set is correct code: one of them, graded for real."""
+    folder = honest.write_class(tmp_path)["ivo"]
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission", str(folder), "--seed", "5",
+                           "--quiet", "--results", str(tmp_path / "r.json")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, check=False)
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert data["score"] == data["max_score"] == 100, done.stdout[-2000:]
+
+
+def test_identical_submissions_are_one_group_and_shared_passages_do_not_count():
+    variant = (ROOT / "tests" / "variants" / "loss_scaler_tensor.py").read_text(encoding="utf-8")
+    stub = (ROOT / "exercises" / "loss_scaler.py").read_text(encoding="utf-8")
+    texts = {"a": variant, "b": variant + "\n\n", "c": variant.replace("\n", "\r\n"), "d": stub, "e": stub}
+    pairs = similarity.compare_module(texts, stub)
+    groups = [pair for pair in pairs if pair.identical]
+    assert [pair.members for pair in groups] == [["a", "b", "c"], ["d", "e"]]
+    policy = similarity.POLICIES["loss_scaler"]
+    assert similarity.flagged(groups[0], policy) and not similarity.flagged(groups[1], policy)  # stubs: nothing
+    # Four distinct files sharing one passage: with FEW_MIN = 3 it is common, and ignored.
+    shared = "\n".join(f"value_{i} = compute(value_{i - 1}, {i}) * factor + offset" for i in range(1, 12))
+    many = {name: f"{shared}\n\ndef own_{name}():\n    return {index}\n" for index, name in enumerate("wxyz")}
+    assert all(pair.overlap == 0 for pair in similarity.compare_module(many, ""))
+    assert all(pair.overlap > 0 for pair in similarity.compare_module(dict(list(many.items())[:2]), ""))
 
 
 def test_the_template_code_is_excluded(checked):
@@ -118,7 +159,8 @@ def test_pages_load_nothing_and_link_only_our_pages(checked):
         assert "Content-Security-Policy" in text and "default-src 'none'" in text
         assert "<script" not in text.lower(), page.name
         for target in re.findall(r"(?:src|href)=\"([^\"]*)\"", text):
-            assert target == "index.html" or similarity.PAGE_NAME.fullmatch(target), (page.name, target)
+            target = target.split("#")[0]
+            assert target in ("", "index.html") or similarity.PAGE_NAME.fullmatch(target), (page.name, target)
 
 
 def test_a_hostile_pair_page_is_escaped(tmp_path):
@@ -155,14 +197,15 @@ def test_result_file_and_report_section(checked, tmp_path):
     manifest = {"seed": 1, "students": {name: {"status": "ok", "reason": "", "seed": 1}
                                         for name in ("bob", "dave", HOSTILE)}}
     data["modules"]["amp_update"]["pairs"][0]["a"] = HOSTILE + "\n## Injected | heading"
+    data["modules"]["amp_update"]["pairs"][0]["members"][0] = HOSTILE + "\n## Injected | heading"
     (out / "similarity" / "similarity.json").write_text(json.dumps(data), encoding="utf-8")
     class_report.write_all(out, manifest)
     report = (out / "report.md").read_text(encoding="utf-8")
     section = report.split("## Similarity", 1)[1].split("\n## ", 1)[0]
     assert "### `amp_update`: 1 flagged pair(s)" in section
     assert "| 1 | \\<img src=x onerror=alert(1)\\>\\\\n## Injected \\| heading / dave |" in section
-    assert "[side by side](similarity/amp_update-1.html)" in section and "| 1 | bob / dave |" in section
-    assert "independent correct solutions look alike" in section  # amp_update's threshold explained
+    assert "[side by side](similarity/amp_update-1.html#m1)" in section and "| 1 | bob / dave |" in section
+    assert "all but dictate" in section and "0 of 6 pairs reach it" in section  # threshold explained, calibrated
     assert "| frank |" in section and "**yes**" in section
     assert not re.search(r"(?<!\\)<img", report) and "\n## Injected" not in report
 
@@ -193,3 +236,38 @@ def test_similarity_command(checked, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "autograder", "similarity", str(tmp_path / "missing"), "-o",
                           str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert bad.returncode == 2
+
+
+def test_a_pair_page_numbers_and_links_its_regions_and_never_marks_given_code(checked):
+    page = (checked["out"] / "similarity" / "loss_scaler-1.html").read_text(encoding="utf-8")
+    assert 'id="m1"' in page
+    ids = set(re.findall(r'id="([ab]\d+)"', page))
+    targets = re.findall(r'class="n" id="[ab]\d+(?:-\d+)?" href="#([ab]\d+)"', page)
+    assert targets and all(target in ids for target in targets)       # every number has its partner
+    assert {t[1:] for t in targets if t[0] == "a"} & {t[1:] for t in targets if t[0] == "b"}
+    given = {line.strip() for line in (ROOT / "exercises" / "loss_scaler.py").read_text().split("\n") if line.strip()}
+    for marked in re.findall(r'<mark class="[ab]">(.*?)</mark>', page, re.DOTALL):
+        for line in html.unescape(marked).split("\n"):
+            assert not line.strip() or line.strip() not in given, line
+
+
+def test_pages_fit_1280_px_in_chromium(checked):
+    from browser import find_chromium, measure
+
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip("chromium is not installed (apt-get install chromium fonts-noto-cjk)")
+    for name in ("loss_scaler-1.html", "amp_update-1.html", "loss_scaler-torch-1.html", "index.html"):
+        found = measure(chromium, str(checked["out"] / "similarity" / name), fragment="#m1")
+        assert found["wide"] == [] and found["scroll_width"] <= found["window"], (name, found)
+
+
+def test_a_copy_of_the_reference_is_caught_against_the_reference(checked):
+    """Student pairs leave the reference answers out; alice, who handed in the reference,
+    is found by the comparison with solutions/ instead, and no honest student is."""
+    for module in MODULES:
+        matches = checked["result"]["solution_reference"][module]["matches"]
+        hits = [row["student"] for row in matches if row["flagged"]]
+        assert hits == ["alice"], (module, hits)
+    for module, data in similarity.load_calibration().items():
+        assert data["reference_reached"] == 0 and data["reference_max_score"] <= data["reference_threshold"] - 0.2

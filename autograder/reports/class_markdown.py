@@ -9,8 +9,9 @@ import statistics
 
 from autograder.batch_jobs import NO_COMMIT
 from autograder.reports import isolation_view, similarity_markdown
-from autograder.reports.class_report import (CHARTS, OPTIONAL_MODULE, STATUS_ORDER, bin_label, commit_cells,
-                                             distribution, fmt_number, module_columns, pass_rates, summary_stats)
+from autograder.reports.class_report import (CHARTS, OPTIONAL_MODULE, STATUS_ORDER, bin_labels, commit_cells,
+                                             counted, distribution, fmt_number, module_columns, pass_rates,
+                                             summary_stats)
 from autograder.reports.safe_text import markdown_code, markdown_text
 
 MAX_PLAUSIBILITY_NOTES = 5
@@ -65,8 +66,8 @@ def _distribution(rows, charts):
         edges, bin_counts = distribution(rows)
         peak = max(bin_counts) or 1
         lines += ["| Total | Students | |", "| --- | ---: | --- |"]
-        for (low, high), count in zip(zip(edges, edges[1:]), bin_counts):
-            lines.append(f"| {bin_label(low, high)} | {count} | {'█' * round(20 * count / peak)} |")
+        for label, count in zip(bin_labels(edges), bin_counts):
+            lines.append(f"| {markdown_text(label)} | {count} | {'█' * round(20 * count / peak)} |")
         lines.append("")
     return lines
 
@@ -89,10 +90,12 @@ def _modules(rows, charts):
 
 
 def _pass_rates(rows, columns, charts):
-    graded = [row for row in rows if row.graded]
+    graded = counted(rows)
+    idle = sum(1 for row in rows if row.no_work)
     lines = ["## Per-test pass rates (lowest first)", "",
-             f"Over the {len(graded)} student(s) whose grading completed."
-             " Low rates point at the mechanisms the class got wrong.", ""]
+             f"Over the {len(graded)} student(s) whose grading completed"
+             + (f" ({idle} with no work since the template left out)" if idle else "")
+             + ". Low rates point at the mechanisms the class got wrong.", ""]
     if charts:
         lines += [f"![Per-test pass rates]({CHARTS['pass_rates']})", ""]
     lines += ["| Test | Module | Visibility | Points | Passed | Rate |",
@@ -265,7 +268,7 @@ def _students(rows):
         isolation = isolation_view.status_word(row.isolation)
         isolation = f"**{isolation}**" if isolation == "NOT CONFINED" else isolation
         total = f"{fmt_number(row.total)} / {fmt_number(row.max_score)}"
-        lines.append(f"| {_cell(row.student)} | {_cell(row.status)} | {total} | " + " | ".join(cells)
+        lines.append(f"| {_cell(row.student)} | {_cell(row.shown_status)} | {total} | " + " | ".join(cells)
                      + f" | {isolation} |")
     return lines + [""]
 

@@ -17,11 +17,13 @@ import re
 import statistics
 
 from autograder import MODULES, safe_files
-from autograder.reports.safe_text import as_text, csv_cell, visible
+from autograder.reports.class_flags import NO_WORK
+from autograder.reports.safe_text import as_text, csv_cell
 from autograder.reports.tidy import UNKNOWN_MODULE, number, text_list
 
 CSV_NAME = "scores.csv"
 REPORT_NAME = "report.md"
+HTML_NAME = "report.html"
 CHARTS = {
     "distribution": "score_distribution.png",
     "pass_rates": "test_pass_rates.png",
@@ -73,6 +75,7 @@ class Row:
         self.max_score = number(self.data.get("max_score"))
         extra = _dict(self.data.get("extra_data"))
         self.flags = text_list(extra.get("flags"))
+        self.lang = extra.get("lang") if isinstance(extra.get("lang"), str) else "en"
         self.seed = extra.get("seed", entry.get("seed"))
         self.isolation = _dict(extra.get("isolation"))
         self.lab = _dict(extra.get("lab"))
@@ -85,10 +88,16 @@ class Row:
             score, maximum = modules.get(module, (0.0, 0.0))
             modules[module] = (score + number(test.get("score")), maximum + number(test.get("max_score")))
         self.modules = modules
+        # Graded, but the modules are the template's stubs: counted as 0, kept out of pass rates.
+        self.no_work = self.status == "ok" and entry.get("unchanged_stubs") is True
 
     @property
     def graded(self):
         return self.status == "ok"
+
+    @property
+    def shown_status(self):
+        return NO_WORK if self.no_work else self.status
 
 
 def load_rows(output_dir, manifest):
@@ -112,10 +121,11 @@ def _test_key(test):
     return f"{module}/{ident}"
 
 
-def test_columns(rows):
+def test_columns(rows, lang="en"):
     """``[(key, info)]`` for every graded test, in the grader's order; info has
-    ``name``, ``module``, ``visibility``, ``max_score``. Grader pseudo-tests
-    (module ``grader``) are statuses, not tests, and get no column."""
+    ``name`` (a title in ``lang`` where a student was graded in it), ``module``,
+    ``visibility``, ``max_score``. Grader pseudo-tests (module ``grader``) are
+    statuses, not tests, and get no column."""
     columns, seen = [], {}
     for row in rows:
         if not row.graded:
@@ -132,9 +142,11 @@ def test_columns(rows):
                 existing = seen.get(key)
             if existing is None:
                 info = {"name": as_text(test.get("name", key)), "module": module, "visibility": visibility,
-                        "max_score": number(test.get("max_score"))}
+                        "max_score": number(test.get("max_score")), "lang": row.lang}
                 seen[key] = info
                 columns.append((key, info))
+            elif existing["lang"] != lang and row.lang == lang:  # titles in the reader's language
+                existing.update(name=as_text(test.get("name", key)), lang=lang)
     order = list(MODULES) + [OPTIONAL_MODULE]
     columns.sort(key=lambda item: order.index(item[1]["module"]) if item[1]["module"] in order else len(order))
     return columns
@@ -179,7 +191,7 @@ def render_csv(rows, columns):
     writer.writerow(["student", "status", "total", "max_score"] + modules + [key for key, _ in columns]
                     + (list(COMMIT_COLUMNS) if with_commits else []) + ["seed", "flags", "reason"])
     for row in rows:
-        cells = [csv_cell(row.student), csv_cell(row.status), fmt_number(row.total), fmt_number(row.max_score)]
+        cells = [csv_cell(row.student), csv_cell(row.shown_status), fmt_number(row.total), fmt_number(row.max_score)]
         for module in modules:
             if module in row.modules:
                 cells.append(fmt_number(row.modules[module][0]))
@@ -196,9 +208,15 @@ def render_csv(rows, columns):
 
 
 # -- statistics --------------------------------------------------------------------------------
+def counted(rows):
+    """The students a pass rate counts: graded, and with some work of their own."""
+    return [row for row in rows if row.graded and not row.no_work]
+
+
 def pass_rates(rows, columns):
-    """``[(key, info, passed, graded)]`` over the students whose grading completed."""
-    graded = [row for row in rows if row.graded]
+    """``[(key, info, passed, graded)]`` over the students whose grading completed
+    and who changed the stubs (no work since the template says nothing about a test)."""
+    graded = counted(rows)
     table = []
     for key, info in columns:
         passed = sum(1 for row in graded
@@ -207,28 +225,35 @@ def pass_rates(rows, columns):
     return table
 
 
-def _bins(max_score):
-    """Bin edges of whole points, about 20 bins; the top score gets a bin of its own kind."""
-    top = max(1.0, float(max_score))
-    width = max(1, math.ceil(top / 20))
-    last = int(top // width) * width
-    return list(range(0, last + width + 1, width))
+BIN_WIDTH = 10
 
 
 def distribution(rows):
-    """``(edges, counts)``: bin i holds edges[i] <= total < edges[i + 1]."""
-    totals = [row.total for row in rows]
-    top = max([row.max_score for row in rows if row.graded] + totals + [1.0])
-    edges = _bins(top)
-    width = edges[1] - edges[0]
+    """``(edges, counts)`` over 0..100 in 10-point bins: bin i holds
+    edges[i] <= total < edges[i + 1], the top bin is closed (90..100 holds 100;
+    the optional lab credit may lift a total above 100: it lands there too)."""
+    top = max([row.max_score for row in rows if row.graded] + [100.0])
+    top = BIN_WIDTH * math.ceil(top / BIN_WIDTH)
+    edges = list(range(0, int(top) + 1, BIN_WIDTH))
     counts = [0] * (len(edges) - 1)
-    for total in totals:
-        counts[min(len(counts) - 1, max(0, int(total // width)))] += 1
+    for row in rows:
+        counts[min(len(counts) - 1, max(0, int(row.total // BIN_WIDTH)))] += 1
     return edges, counts
 
 
-def bin_label(low, high):
-    return f"{low:g}" if high - low == 1 else f"{low:g} to <{high:g}"
+def bin_label(low, high, last=False):
+    return f"{low:g}–{high:g}" if last else f"{low:g}–<{high:g}"
+
+
+def bin_labels(edges):
+    return [bin_label(low, high, index == len(edges) - 2) for index, (low, high) in enumerate(zip(edges, edges[1:]))]
+
+
+def test_title(info):
+    """A test as the reports name it: its title without the module prefix."""
+    name = info["name"]
+    prefix = f"{info['module']}: "
+    return name[len(prefix):] if name.startswith(prefix) else name
 
 
 def summary_stats(rows):
@@ -244,113 +269,11 @@ def summary_stats(rows):
             "zero": sum(1 for total in totals if total == 0)}
 
 
-# -- charts ------------------------------------------------------------------------------------
-_MODULE_COLOURS = {"amp_update": "#4C72B0", "loss_scaler": "#DD8452", "amp_training_step": "#55A868",
-                   "gpu_lab": "#8172B3"}
-
-
-def _short_label(key, info):
-    module, _, test = key.partition("/")
-    label = test[5:] if test.startswith("test_") else test
-    label = label[:52] + ("…" if len(label) > 52 else "")
-    label = visible(label).replace("$", r"\$")  # a '$' pair would be parsed as mathtext
-    return f"{label}{' (hidden)' if info['visibility'] == 'hidden' else ''}"
-
-
-def _fit_left_margin(figure, labels, height_in):
-    """Room for the y labels without a (slow) tight_layout: 7-pt text, ~5.5 px a character."""
-    longest = max((len(label) for label in labels), default=10)
-    left = min(0.6, (longest * 5.5 + 24) / (figure.get_figwidth() * figure.dpi))
-    figure.subplots_adjust(left=left, right=0.95, top=1 - 0.45 / height_in, bottom=0.5 / height_in)
-
-
-def _figure(width, height):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), dpi=100)
-    FigureCanvasAgg(figure)
-    return figure
-
-
-def write_charts(output_dir, rows, columns):
-    """PNG charts next to report.md; returns ``{chart: path}`` or None without matplotlib."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return None
-    output_dir = pathlib.Path(output_dir)
-    written = {}
-
-    edges, counts = distribution(rows)
-    figure = _figure(7, 4)
-    axes = figure.add_subplot()
-    axes.bar(edges[:-1], counts, width=[b - a for a, b in zip(edges, edges[1:])], align="edge",
-             color="#4C72B0", edgecolor="white")
-    stats = summary_stats(rows)
-    if stats:
-        axes.axvline(stats["mean"], color="#C44E52", linestyle="--", label=f"mean {stats['mean']:.1f}")
-        axes.axvline(stats["median"], color="#333333", linestyle=":", label=f"median {stats['median']:g}")
-        axes.legend(loc="upper center", ncols=2, fontsize=8)
-    axes.set_ylim(0, max(counts + [1]) * 1.25 + 0.2)
-    axes.set_xlabel("total score")
-    axes.set_ylabel("students")
-    axes.set_title(f"Score distribution ({len(rows)} students)")
-    axes.yaxis.get_major_locator().set_params(integer=True)
-    figure.subplots_adjust(left=0.1, right=0.97, top=0.9, bottom=0.14)
-    written["distribution"] = output_dir / CHARTS["distribution"]
-    figure.savefig(written["distribution"])
-
-    rates = sorted(pass_rates(rows, columns), key=lambda item: (item[2] / item[3] if item[3] else 0, item[0]))
-    height_in = max(3.0, 0.28 * len(rates) + 1.2)
-    figure = _figure(9, height_in)
-    axes = figure.add_subplot()
-    if rates:
-        labels = [_short_label(key, info) for key, info, _, _ in rates]
-        values = [100.0 * passed / graded if graded else 0.0 for _, _, passed, graded in rates]
-        colours = [_MODULE_COLOURS.get(info["module"], "#777777") for _, info, _, _ in rates]
-        bars = axes.barh(range(len(rates)), values, color=colours)
-        for bar, value in zip(bars, values):
-            axes.text(min(value + 1, 92), bar.get_y() + bar.get_height() / 2, f"{value:.0f}%",
-                      va="center", fontsize=7)
-        axes.set_yticks(range(len(rates)), labels, fontsize=7)
-        axes.invert_yaxis()
-        axes.margins(y=0.01)
-        from matplotlib.patches import Patch
-        shown = list(dict.fromkeys(info["module"] for _, info, _, _ in rates))
-        axes.legend(handles=[Patch(color=_MODULE_COLOURS.get(m, "#777777"), label=m) for m in shown],
-                    loc="upper right", fontsize=7)
-    else:
-        axes.text(0.5, 0.5, "no student was graded", ha="center", va="center", transform=axes.transAxes)
-    axes.set_xlim(0, 100)
-    axes.set_xlabel("students who passed (%)")
-    axes.set_title("Per-test pass rates, lowest first")
-    _fit_left_margin(figure, labels if rates else [], height_in)
-    written["pass_rates"] = output_dir / CHARTS["pass_rates"]
-    figure.savefig(written["pass_rates"])
-
-    modules = module_columns(rows)
-    graded = [row for row in rows if row.graded]
-    figure = _figure(7, 3.5)
-    axes = figure.add_subplot()
-    means = []
-    for module in modules:
-        fractions = [row.modules[module][0] / row.modules[module][1] for row in graded
-                     if module in row.modules and row.modules[module][1]]
-        means.append(100.0 * statistics.fmean(fractions) if fractions else 0.0)
-    axes.bar(modules, means, color=[_MODULE_COLOURS.get(m, "#777777") for m in modules])
-    axes.set_ylim(0, 100)
-    axes.set_ylabel("mean score (% of the module)")
-    axes.set_title("Mean score per module")
-    figure.subplots_adjust(left=0.11, right=0.97, top=0.88, bottom=0.12)
-    written["modules"] = output_dir / CHARTS["modules"]
-    figure.savefig(written["modules"])
-    return written
-
-
 def write_all(output_dir, manifest):
     """Write scores.csv, report.md and the charts; return the paths written."""
     from autograder import similarity
+    from autograder.reports.class_charts import write_charts
+    from autograder.reports.class_html import render_html
     from autograder.reports.class_markdown import render_markdown
 
     output_dir = pathlib.Path(output_dir)
@@ -360,7 +283,11 @@ def write_all(output_dir, manifest):
     csv_path = output_dir / CSV_NAME
     csv_path.write_text(render_csv(rows, columns), encoding="utf-8")
     charts = write_charts(output_dir, rows, columns)
+    found = similarity.load_result(output_dir)
     report_path = output_dir / REPORT_NAME
-    report_path.write_text(render_markdown(rows, columns, manifest, charts, similarity.load_result(output_dir)),
-                           encoding="utf-8")
-    return [csv_path, report_path] + (list(charts.values()) if charts else [])
+    report_path.write_text(render_markdown(rows, columns, manifest, charts, found), encoding="utf-8")
+    html_path = output_dir / HTML_NAME
+    report_lang = manifest.get("report_lang") or "en"
+    html_columns = columns if report_lang == "en" else test_columns(rows, report_lang)
+    html_path.write_text(render_html(rows, html_columns, manifest, found, lang=report_lang), encoding="utf-8")
+    return [csv_path, report_path, html_path] + (list(charts.values()) if charts else [])

@@ -1,0 +1,161 @@
+"""``report.html``, the TA's class page (no grading: results files are written
+here): one self-contained file with a strict policy, a view of every student
+with the diagnosis and failed tests, flags with a severity and an action, a
+"no work since the template" status kept out of pass rates, 10-point bins,
+titles instead of test ids; and, in headless Chromium, a page that fits a
+1,280 px window and renders Chinese."""
+import json
+import re
+
+import pytest
+
+from autograder import batch_plan, results
+from autograder.batch_jobs import add_extra_data
+from autograder.reports import class_flags, class_report
+from autograder.reports.class_html import SCRIPT
+from autograder.reports.gradescope import write_results
+from autograder.reports.html_page import script_hash
+from browser import CLICKS, find_chromium, measure
+from helpers import ROOT
+
+HOSTILE = "<img src=x onerror=alert(1)>王"
+FEEDBACK = "TODO 4：缩放因子错误 </pre><script>alert(1)</script>\nexpected 13, got 12"
+
+
+def _test(module, ident, score, maximum, output="Passed.", visibility="visible"):
+    return results.TestResult(name=f"{module}: {ident.replace('_', ' ')} title", module=module, max_score=maximum,
+                              score=score, passed=score == maximum, output=output, visibility=visibility,
+                              test_id=f"test_{ident}")
+
+
+def _write(out, student, tests, flags=(), diagnosis=None, commit=None, isolation=None):
+    report = results.GradeReport(tests=tests, seed=5, submission="x", flags=list(flags), lang="zh",
+                                 isolation=isolation or {"confined": True}, diagnosis=diagnosis or {})
+    path = out / student / "results.json"
+    write_results(report, path)
+    if commit:
+        add_extra_data(path, {"submission_commit": commit})
+
+
+def build(out):
+    full = [_test("amp_update", "norm", 50, 50), _test("loss_scaler", "growth", 50, 50, visibility="hidden")]
+    half = [_test("amp_update", "norm", 0, 50, output=FEEDBACK), _test("loss_scaler", "growth", 50, 50,
+                                                                       visibility="hidden")]
+    stub = [_test("amp_update", "norm", 0, 50, output="TODO 1 not written yet"),
+            _test("loss_scaler", "growth", 0, 50, output="TODO 1 not written yet", visibility="hidden")]
+    _write(out, "amp-ana", full)
+    _write(out, HOSTILE, half, flags=["protected file exercises/tests/test_amp_update.py differs from the template"],
+           diagnosis={"amp_update": {"todo": 4, "test": "amp_update: norm title", "message": FEEDBACK}},
+           commit={"sha": "ab" * 20, "committed_at": "2026-12-15T22:00:00+08:00", "later_commits": 2},
+           isolation={"confined": False, "problems": ["no Landlock"]})
+    _write(out, "amp-idle", stub)
+    manifest = {"seed": 5, "students": {"amp-ana": {"status": "ok"}, HOSTILE: {"status": "ok"},
+                                        "amp-idle": {"status": "ok", "unchanged_stubs": True},
+                                        "amp-gone": {"status": "no submission", "reason": "no submission found"}}}
+    class_report.write_all(out, manifest)
+    return (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_page_is_self_contained_and_its_only_script_runs_by_hash(tmp_path):
+    page = build(tmp_path)
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+    assert "default-src 'none'" in policy and "unsafe-inline" not in policy.split("script-src")[1]
+    assert f"script-src {script_hash(SCRIPT)}" in policy
+    assert page.count("<script>") == 1 and f"<script>{SCRIPT}</script>" in page
+    assert not re.search(r"(src|href)=\"(https?:)?//", page)   # nothing from the network
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;王" in page
+    assert "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_every_student_has_a_view_with_what_a_ta_needs(tmp_path):
+    page = build(tmp_path)
+    views = re.findall(r'<section class="student" id="(student-\d+)">(.*?)</section>', page, re.DOTALL)
+    assert len(views) == 4
+    for anchor, _ in views:
+        assert f'href="#{anchor}"' in page          # the table links to each view
+    hostile = next(body for _, body in views if "onerror" in body)
+    assert "fix <b>TODO 4</b> first" in hostile and "缩放因子错误" in hostile     # diagnosis, in Chinese
+    assert "1 failed test(s)" in hostile and "norm title" in hostile          # failed test with its feedback
+    assert "edited public test" in hostile and "the grader uses its own copy" in hostile
+    assert "code ran NOT CONFINED" in hostile and "no Landlock" in hostile
+    assert "<b>2 later commit(s)</b> not counted" in hostile and "abababababab" in hostile
+    gone = next(body for _, body in views if "amp-gone" in body)
+    assert "no submission found" in gone
+
+
+def test_no_work_since_the_template_is_a_status_left_out_of_pass_rates(tmp_path):
+    page = build(tmp_path)
+    assert "1 no work since the template" in page
+    assert "Over the 2 student(s) whose grading completed; 1 student(s) with no work since the template are left out" \
+        in page
+    # amp-ana passed the amp_update test, the hostile student did not: 50 %, not 33 %.
+    assert re.search(r"norm title</div><div class=\"track\"><div class=\"bar m-amp_update\" style=\"width:50\.0%\"",
+                     page)
+    csv_text = (tmp_path / "scores.csv").read_text(encoding="utf-8")
+    assert "amp-idle,no work since the template," in csv_text
+    assert "(1 with no work since the template left out)" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+def test_flags_have_a_severity_and_an_action():
+    planted = class_flags.tamper_flag("sitecustomize.py shadows a module or hooks into Python/pytest start-up; x")
+    edited = class_flags.tamper_flag("protected file exercises/tests/test_a.py differs from the template")
+    unknown = class_flags.tamper_flag("something new")
+    assert (planted.severity, edited.severity, unknown.severity) == ("high", "low", "medium")
+    assert "grade is unaffected" in edited.action.render("en") and all(flag.action for flag in (planted, edited, unknown))
+
+
+def test_ten_point_bins_with_the_top_bin_closed(tmp_path):
+    build(tmp_path)
+    rows = class_report.load_rows(tmp_path, json.loads(json.dumps(
+        {"students": {s: {"status": "ok"} for s in ("amp-ana", "amp-idle")}})))
+    edges, counts = class_report.distribution(rows)
+    assert edges == list(range(0, 101, 10)) and counts[-1] == 1 and counts[0] == 1   # 100 in 90–100
+    assert class_report.bin_labels(edges)[-1] == "90–100" and class_report.bin_labels(edges)[0] == "0–<10"
+
+
+def test_stubs_as_given_are_recognised(tmp_path):
+    for module in ("amp_update", "loss_scaler"):
+        text = (ROOT / "exercises" / f"{module}.py").read_text(encoding="utf-8")
+        (tmp_path / f"{module}.py").write_text(text.replace("\n", "\r\n") + "\n\n", encoding="utf-8")
+    assert batch_plan.unchanged_stubs(tmp_path)
+    with open(tmp_path / "loss_scaler.py", "a", encoding="utf-8") as handle:
+        handle.write("x = 1\n")
+    assert not batch_plan.unchanged_stubs(tmp_path)
+    assert not batch_plan.unchanged_stubs(tmp_path / "empty")
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    found = find_chromium()
+    if found is None:
+        pytest.skip("chromium is not installed (apt-get install chromium fonts-noto-cjk): the page is not "
+                    "checked in a browser")
+    return found
+
+
+def test_the_page_fits_1280_px_and_renders_chinese_in_chromium(tmp_path, chromium):
+    build(tmp_path)
+    found = measure(chromium, str(tmp_path / "report.html"))
+    assert found["wide"] == [] and found["scroll_width"] <= found["window"], found
+    assert found["views"] == 4
+    # Ten CJK characters at 20 px are about 200 px wide when a CJK font renders them.
+    assert 180 <= found["cjk_width"] <= 220, found
+
+
+def test_the_page_in_the_language_the_ta_asks_for(tmp_path):
+    build(tmp_path)
+    manifest = {"seed": 5, "report_lang": "zh", "students": {"amp-ana": {"status": "ok"},
+                                                             "amp-idle": {"status": "ok", "unchanged_stubs": True}}}
+    class_report.write_all(tmp_path, manifest)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert '<html lang="zh">' in page and "班级报告：混合精度反向传播" in page and "各模块得分" in page
+    assert "自模板以来没有作业" in page            # the flag, translated
+    assert "amp-idle" in page and "Class report" not in page
+
+
+def test_the_students_table_sorts_and_filters_under_the_policy(tmp_path, chromium):
+    """The page's own script runs (allowed by its hash): sorting by name and by total, filtering."""
+    build(tmp_path)
+    found = measure(chromium, str(tmp_path / "report.html"), script=CLICKS)
+    # A to Z: punctuation first, so the hostile name (shown as text, not markup) leads.
+    assert found == {"name": HOSTILE, "high": "100", "low": "0", "shown": 1, "filter_visible": True}, found
