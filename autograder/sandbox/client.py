@@ -21,9 +21,9 @@ from autograder.sandbox.boxes import BoxError
 
 def disabled_layers():
     """Sandbox layers switched off to test the degraded paths
-    (``AUTOGRADER_SANDBOX_DISABLE=namespaces,landlock,cgroups``); never for real grading."""
+    (``AUTOGRADER_SANDBOX_DISABLE=namespaces,landlock,cgroups,minimal_root,seccomp``); never for real grading."""
     return [name.strip() for name in os.environ.get("AUTOGRADER_SANDBOX_DISABLE", "").split(",")
-            if name.strip() in ("namespaces", "landlock", "cgroups")]
+            if name.strip() in ("namespaces", "landlock", "cgroups", "minimal_root", "seccomp")]
 
 
 def box_config(spec, module, limits, **extra):
@@ -43,11 +43,12 @@ class Limits:
     max_processes: int = 64
     max_file_bytes: int = 16 * 2**20
     scratch_bytes: int = 64 * 2**20  # the box's only writable folder, a tmpfs
+    max_open_files: int = 64         # bounds pipes and socket buffers held as memory
 
     def for_box(self):
         return {key: value for key, value in asdict(self).items()
                 if key in ("memory_bytes", "cpu_seconds", "max_processes", "max_file_bytes",
-                           "scratch_bytes")}
+                           "scratch_bytes", "max_open_files")}
 
 
 @dataclass

@@ -37,10 +37,13 @@ def current_address_space():
         return None
 
 
-def apply_limits(memory_bytes, cpu_seconds, max_processes, max_file_bytes, own_uid=False):
+def apply_limits(memory_bytes, cpu_seconds, max_processes, max_file_bytes, own_uid=False, open_files=None,
+                 nice=0):
     """Limit the calling process (a fresh worker); no-op where unsupported.
     ``own_uid``: the process runs as a uid of its own, so the process count
-    starts from zero instead of from what the grading user already runs."""
+    starts from zero instead of from what the grading user already runs.
+    ``open_files`` above what is open now; ``nice``: a lower CPU priority
+    (where no cgroup shares the CPU out fairly)."""
     if resource is None:
         return
     mapped = current_address_space()
@@ -52,6 +55,20 @@ def apply_limits(memory_bytes, cpu_seconds, max_processes, max_file_bytes, own_u
         _set("RLIMIT_NPROC", running + int(max_processes))
     _set("RLIMIT_FSIZE", int(max_file_bytes))
     _set("RLIMIT_CORE", 0)
+    if open_files:
+        _set("RLIMIT_NOFILE", _open_now() + int(open_files))
+    if nice:
+        try:
+            os.nice(nice)
+        except OSError:
+            pass
+
+
+def _open_now():
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 16
 
 
 def processes_of_this_user():

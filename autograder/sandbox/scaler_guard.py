@@ -81,6 +81,20 @@ def _disable_operators():
                     pass
 
 
+def source_files():
+    """PyTorch's scaler sources and their compiled caches: the loss_scaler box
+    sees them empty, so no copy of GradScaler can be re-executed from disk."""
+    import glob
+    import os
+
+    package = os.path.dirname(torch.__file__)
+    found = []
+    for folder in ("amp", "cuda/amp", "cpu/amp", "distributed/fsdp"):
+        for pattern in ("*grad_scaler*.py", "__pycache__/*grad_scaler*.pyc"):
+            found += glob.glob(os.path.join(package, folder, pattern))
+    return sorted(found)
+
+
 def install():
     _disable_classes()
     _disable_operators()
