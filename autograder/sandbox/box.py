@@ -53,6 +53,7 @@ def keeper_main(config, worker_sock, keeper_sock, log_fd):
         config["memory_bound"] = (f"{cgroup.kind}: at most {config['limits']['memory_bytes'] // 2**20 + 512} MiB "
                                   f"for the whole box (all its processes, files and shared memory together), "
                                   f"at most {config['limits']['max_processes']} processes" if cgroup else None)
+        config["cpu_bound"] = cgroup.cpu if cgroup else None
         if cgroup_problem:
             problems = problems + [cgroup_problem]
         report_r, report_w = os.pipe()
@@ -118,6 +119,9 @@ def _supervise(pid, keeper_sock, own_pid_namespace):
                 message = keeper_sock.recv(4096)
             except OSError:
                 message = b""
+            if message == b"cpu":  # the judge charges calls in the box's CPU time
+                _send(keeper_sock, {"cpu": limits.tree_cpu_seconds(pid)})
+                continue
             if not message or message == b"kill":
                 _kill(pid, own_pid_namespace)
                 break

@@ -81,6 +81,27 @@ class Box:
         except OSError:
             pass
 
+    def cpu_seconds(self, timeout=2.0):
+        """CPU seconds the box's processes spent so far, as its keeper counts
+        them (trusted: outside the box); None when unknown."""
+        if self._status is not None:
+            return None
+        try:
+            self.keeper.send(b"cpu")
+        except OSError:
+            return None
+        deadline = time.monotonic() + timeout
+        while True:
+            message = _recv_json(self.keeper, deadline - time.monotonic())
+            if message is None:
+                return None
+            if "exit" in message:
+                self._status = str(message["exit"])[:100]
+                return None
+            if "cpu" in message:
+                value = message["cpu"]
+                return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
     def exit_status(self, timeout=3.0):
         """How the worker ended ('exit code N', 'killed by signal N'); waits up to ``timeout``."""
         deadline = time.monotonic() + timeout
@@ -225,6 +246,9 @@ class _SpawnedBox(Box):
 
     def kill(self):
         platforms.kill(self.process, self.job)
+
+    def cpu_seconds(self, timeout=2.0):
+        return None  # no keeper: calls are charged in wall-clock time
 
     def exit_status(self, timeout=3.0):
         try:

@@ -146,6 +146,23 @@ def descendants(root_pid):
     return found
 
 
+def tree_cpu_seconds(root_pid):
+    """CPU seconds spent by ``root_pid`` and everything it started (Linux): the
+    live processes' own time plus what their reaped children spent; None elsewhere."""
+    if not os.path.isdir("/proc"):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in [root_pid] + descendants(root_pid):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / tick
+
+
 def kill_descendants(root_pid=None):
     """Kill every descendant of ``root_pid`` (default: this process) and reap
     what we can. Linux only; elsewhere workers are killed by process group."""
