@@ -120,7 +120,8 @@ def _supervise(pid, keeper_sock, own_pid_namespace):
             except OSError:
                 message = b""
             if message == b"cpu":  # the judge charges calls in the box's CPU time
-                _send(keeper_sock, {"cpu": limits.tree_cpu_seconds(pid)})
+                usage = limits.tree_usage(pid)
+                _send(keeper_sock, {"cpu": usage[0], "running": usage[1]} if usage else {"cpu": None})
                 continue
             if not message or message == b"kill":
                 _kill(pid, own_pid_namespace)

@@ -81,9 +81,10 @@ class Box:
         except OSError:
             pass
 
-    def cpu_seconds(self, timeout=2.0):
-        """CPU seconds the box's processes spent so far, as its keeper counts
-        them (trusted: outside the box); None when unknown."""
+    def usage(self, timeout=2.0):
+        """``(cpu_seconds, running)``: CPU time the box's processes spent so far
+        and whether one of them is runnable now, as its keeper counts them
+        (trusted: outside the box); None when unknown."""
         if self._status is not None:
             return None
         try:
@@ -100,7 +101,9 @@ class Box:
                 return None
             if "cpu" in message:
                 value = message["cpu"]
-                return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+                if not isinstance(value, (int, float)) or isinstance(value, bool):
+                    return None
+                return float(value), bool(message.get("running"))
 
     def exit_status(self, timeout=3.0):
         """How the worker ended ('exit code N', 'killed by signal N'); waits up to ``timeout``."""
@@ -247,7 +250,7 @@ class _SpawnedBox(Box):
     def kill(self):
         platforms.kill(self.process, self.job)
 
-    def cpu_seconds(self, timeout=2.0):
+    def usage(self, timeout=2.0):
         return None  # no keeper: calls are charged in wall-clock time
 
     def exit_status(self, timeout=3.0):

@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from autograder.i18n import _
-from autograder.sandbox import wire
+from autograder.sandbox import call_clock, wire
 from autograder.sandbox.boxes import BoxError
 
 def disabled_layers():
@@ -34,18 +34,11 @@ def box_config(spec, module, limits, **extra):
     return config
 
 
-# Calls are charged in the box's CPU time where its keeper counts it, so that a
-# neighbour's load never costs a point; the wall clock stays a generous backstop
-# (a call that sleeps or waits forever uses no CPU).
-WALL_FACTOR, WALL_SLACK = 4.0, 5.0
-CPU_POLL_S = 0.25
-
-
 @dataclass
 class Limits:
-    call_timeout: float = 20.0      # CPU seconds for one call (wall where CPU time is unknown)
-    import_timeout: float = 30.0    # CPU seconds to import the module
-    module_budget: float = 150.0    # CPU seconds for all calls of one module
+    call_timeout: float = 20.0      # seconds charged to one call (the box's own time: call_clock.py)
+    import_timeout: float = 30.0    # seconds charged to importing the module
+    module_budget: float = 150.0    # seconds charged to all calls of one module
     memory_bytes: int = 3 * 2**30   # extra address space on top of torch's
     cpu_seconds: int = 300
     max_processes: int = 64
@@ -129,8 +122,8 @@ class Sandbox:
         self.spec = spec
         self.boxes = boxes
         self.limits = limits_ or Limits()
-        self.spent = 0.0          # CPU seconds charged (wall where unknown)
-        self.wall_spent = 0.0     # against the backstop: WALL_FACTOR x the budget
+        self.spent = 0.0          # seconds charged (call_clock)
+        self.wall_spent = 0.0     # against the backstop (call_clock.WALL_FACTOR x the budget)
         self.restarts = 0
         self.isolation = []       # one report per box started
         self.delegation = []      # PyTorch scaler machinery the worker refused (Module 2)
@@ -178,52 +171,46 @@ class Sandbox:
         return self._box.exit_status(timeout=3.0)
 
     # -- requests -----------------------------------------------------------
-    def _wait_for_answer(self, sock, timeout, cpu_start, started):
+    def _wait_for_answer(self, sock, timeout, clock, backstop):
         """Until the answer starts to arrive; raises socket.timeout once the call
-        spent ``timeout`` CPU seconds, or at the wall-clock backstop."""
-        backstop = started + timeout * WALL_FACTOR + WALL_SLACK
+        was charged ``timeout`` seconds (:mod:`call_clock`), or at the backstop."""
         while True:
             now = time.monotonic()
             if now >= backstop:
                 raise socket.timeout("wall-clock backstop")
-            ready, _, _ = select.select([sock], [], [], min(CPU_POLL_S, backstop - now))
+            ready, _, _ = select.select([sock], [], [], min(call_clock.POLL_S, backstop - now))
             if ready:
                 return
-            cpu = self._box.cpu_seconds()
-            if cpu is None:  # the keeper stopped counting: the wall clock decides
-                if time.monotonic() - started >= timeout:
-                    raise socket.timeout("timeout")
-            elif cpu - cpu_start >= timeout:
-                raise socket.timeout("CPU time")
+            if clock.update() >= timeout:
+                raise socket.timeout("time limit")
 
     def _request(self, message, timeout):
         request_id = secrets.token_hex(8)
-        started = time.monotonic()
-        cpu_start = self._box.cpu_seconds()
-        deadline = started + (timeout if cpu_start is None else timeout * WALL_FACTOR + WALL_SLACK)
+        clock = call_clock.CallClock(self._box)
+        deadline = clock.backstop(timeout)
         sock = self._box.sock
         try:
             wire.send_frame(sock, dict(message, id=request_id), deadline=deadline)
             while True:
-                if cpu_start is not None:
-                    self._wait_for_answer(sock, timeout, cpu_start, started)
+                if clock.counting:
+                    self._wait_for_answer(sock, timeout, clock, deadline)
                 frame = wire.recv_frame(sock, deadline=deadline, max_bytes=wire.MAX_REPLY_BYTES)
                 if frame.get("id") == request_id:
                     break  # anything else is stale or forged: skip it, the deadline still runs
         except socket.timeout:
-            self._charge(started, cpu_start)
+            self._charge(clock)
             self.close()
             return Outcome(False, error=StudentError("timeout", message=f"{timeout:g}"))
         except (EOFError, OSError):
-            self._charge(started, cpu_start)
+            self._charge(clock)
             status = self._exit_status()
             self.close()
             return Outcome(False, error=StudentError("crash", message=status))
         except wire.WireError as exc:
-            self._charge(started, cpu_start)
+            self._charge(clock)
             self.close()
             return Outcome(False, error=StudentError("protocol", message=str(exc)[:200]))
-        self._charge(started, cpu_start)
+        self._charge(clock)
         delegation = frame.get("delegation")
         if isinstance(delegation, list):
             for item in delegation[:20]:
@@ -231,11 +218,9 @@ class Sandbox:
                     self.delegation.append(item[:200])
         return self._outcome(frame)
 
-    def _charge(self, started, cpu_start):
-        wall = time.monotonic() - started
-        self.wall_spent += wall
-        cpu = self._box.cpu_seconds() if cpu_start is not None and self._box is not None else None
-        self.spent += wall if cpu is None else max(0.0, cpu - cpu_start)
+    def _charge(self, clock):
+        self.spent += clock.update()
+        self.wall_spent += time.monotonic() - clock.started
 
     def _outcome(self, frame):
         if not frame.get("ok"):
@@ -268,7 +253,7 @@ class Sandbox:
         if self._import_error is not None:
             return self._import_error
         if self.spent >= self.limits.module_budget or \
-                self.wall_spent >= self.limits.module_budget * WALL_FACTOR + WALL_SLACK:
+                self.wall_spent >= self.limits.module_budget * call_clock.WALL_FACTOR + call_clock.WALL_SLACK:
             return StudentError("budget")
         if self._box is None:
             self.restarts += 1

@@ -146,21 +146,24 @@ def descendants(root_pid):
     return found
 
 
-def tree_cpu_seconds(root_pid):
-    """CPU seconds spent by ``root_pid`` and everything it started (Linux): the
-    live processes' own time plus what their reaped children spent; None elsewhere."""
+def tree_usage(root_pid):
+    """``(cpu_seconds, running)`` for ``root_pid`` and everything it started
+    (Linux): the live processes' own CPU time plus what their reaped children
+    spent, and whether any of them is runnable now (on a CPU or waiting for
+    one) rather than sleeping; None elsewhere."""
     if not os.path.isdir("/proc"):
         return None
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0
+    total, running = 0, False
     for pid in [root_pid] + descendants(root_pid):
         try:
             with open(f"/proc/{pid}/stat", "rb") as stat:
                 fields = stat.read().rsplit(b")", 1)[1].split()
             total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+            running = running or fields[0] == b"R"
         except (OSError, IndexError, ValueError):
             continue
-    return total / tick
+    return total / tick, running
 
 
 def kill_descendants(root_pid=None):
