@@ -31,7 +31,7 @@ import errno
 
 try:
     import pyseccomp as seccomp
-except (ImportError, OSError) as exc:  # OSError: libseccomp.so.2 itself is missing
+except (ImportError, OSError, RuntimeError) as exc:  # RuntimeError, OSError: no libseccomp.so.2
     seccomp = None
     MISSING = f"{type(exc).__name__}: {exc}"
 else:
