@@ -71,12 +71,15 @@ def decoys():
                 folders.append(folder)
             else:
                 os.rmdir(folder)
-    servers = [DecoyServer(folder) for folder in folders]
-    yield servers
-    for server in servers:
-        server.close()
-    for folder in folders:
-        shutil.rmtree(folder, ignore_errors=True)
+    servers = []
+    try:  # removed even when a server could not be set up
+        servers.extend(DecoyServer(folder) for folder in folders)
+        yield servers
+    finally:
+        for server in servers:
+            server.close()
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 SOCKET_PROBE = '''
