@@ -60,11 +60,15 @@ SHADOW_DIRS = ("", "exercises")
 MAX_PROTECTED_BYTES = 16 * 2**20
 
 
-def normalised_sha256(path):
+def normalised_sha256(path, root=None):
     """sha256 with line endings normalised, so a Windows checkout (autocrlf)
     hashes like the Linux one it came from. Never through a link, never a
-    FIFO or device (raises :class:`autograder.safe_files.UnsafeFile`)."""
-    data = safe_files.read_regular(str(path), MAX_PROTECTED_BYTES)
+    FIFO or device (raises :class:`autograder.safe_files.UnsafeFile`). With
+    ``root``, ``path`` is relative to it and a link in any component below
+    ``root`` is refused, not only in the last (a linked folder would be followed
+    as root)."""
+    data = (safe_files.read_relative(root, str(path), MAX_PROTECTED_BYTES) if root is not None
+            else safe_files.read_regular(str(path), MAX_PROTECTED_BYTES))
     data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return hashlib.sha256(data).hexdigest()
 
@@ -91,8 +95,8 @@ def planted_caches(folder):
             found.append(relative)
             continue
         try:
-            data = safe_files.read_regular(str(cache), MAX_PROTECTED_BYTES)
-            text = safe_files.read_regular(str(source), MAX_PROTECTED_BYTES)
+            data = safe_files.read_relative(folder, relative, MAX_PROTECTED_BYTES)
+            text = safe_files.read_relative(folder, source.relative_to(folder).as_posix(), MAX_PROTECTED_BYTES)
             if data[:4] != importlib.util.MAGIC_NUMBER:
                 continue  # another Python's cache: this one never loads it
             if marshal.loads(data[16:]) != compile(text, str(source), "exec", dont_inherit=True):
@@ -130,7 +134,7 @@ def build_manifest(repo_root, generator="python -m autograder export-template"):
         "generator": generator,
         "hash": HASH_NOTE,
         "protected_trees": list(PROTECTED_TREES),
-        "files": {relative: normalised_sha256(root / relative) for relative in protected_files(root)},
+        "files": {relative: normalised_sha256(relative, root=root) for relative in protected_files(root)},
     }
 
 
@@ -188,9 +192,8 @@ def compare(repo_root, manifest):
     expected = manifest["files"]
     flags = []
     for relative, digest in sorted(expected.items()):
-        path = root / relative
         try:
-            if normalised_sha256(path) != digest:
+            if normalised_sha256(relative, root=root) != digest:
                 flags.append(f"protected file {relative} differs from the template")
         except safe_files.UnsafeFile as exc:
             flags.append(f"protected file {relative} is missing" if exc.kind == "missing"

@@ -176,13 +176,15 @@ def expect_relative_error(actual, expected, what, tolerance, todo=None):
            _("{what}: expected {count} tensors.", what=what, count=len(expected)), todo)
     for index, (a, e) in enumerate(zip(actual, expected)):
         expect_tensor(a, _("{what}[{index}]", what=what, index=index), shape=e.shape, todo=todo)
-        expect(bool(torch.isfinite(a).all()) == bool(torch.isfinite(e).all()),
-               _("{what}[{index}] has non-finite values where the reference has none (or the reverse).",
-                 what=what, index=index), todo)
-        if not bool(torch.isfinite(e).all()):
-            continue
-        scale = e.double().norm().item() or 1.0
-        error = (a.double() - e.double()).norm().item() / scale
+        # Position by position: the same NaN and the same signed infinity where the
+        # reference has one, and the finite rest compared as usual.
+        same_kind = all(bool(torch.equal(test(a), test(e))) for test in (torch.isnan, torch.isposinf, torch.isneginf))
+        expect(same_kind, _("{what}[{index}] has non-finite values where the reference has none (or the reverse).",
+                            what=what, index=index), todo)
+        finite = torch.isfinite(e)
+        a, e = a.double()[finite], e.double()[finite]
+        scale = e.norm().item() or 1.0
+        error = (a - e).norm().item() / scale
         expect(error <= tolerance, _("{what}[{index}] is off by {error:.1e} (relative), allowed {allowed:.0e}.",
                                      what=what, index=index, error=error, allowed=tolerance), todo)
 

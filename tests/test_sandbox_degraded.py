@@ -37,7 +37,7 @@ def test_unconfined_grade_warns_everywhere_and_stays_fair(tmp_path):
         assert "of its own" in isolation["uid"]
 
 
-@pytest.mark.parametrize("disabled, expect_fs", [("landlock", "read-only mounts"), ("namespaces", "Landlock")])
+@pytest.mark.parametrize("disabled, expect_fs", [("landlock", "read-only"), ("namespaces", "Landlock")])
 def test_one_missing_layer_is_named(tmp_path, disabled, expect_fs):
     make_submission(tmp_path / "exercises")
     results = tmp_path / "results.json"
@@ -67,3 +67,18 @@ def test_grade_many_refuses_to_run_unconfined_unless_allowed(tmp_path):
     assert any("WITHOUT full confinement" in warning for warning in manifest["warnings"])
     report = (out / "report.md").read_text()
     assert "NOT CONFINED" in report
+
+
+def test_without_minimal_root_and_filter_pathname_sockets_are_open_and_said(tmp_path):
+    """Either layer alone closes the pathname-socket hole; without both the box is
+    not confined, and the report names each missing one."""
+    make_submission(tmp_path / "exercises")
+    results = tmp_path / "results.json"
+    done = _run(["grade", "--submission", tmp_path / "exercises", "--results", results, "--seed", 6,
+                 "--visible-only"], AUTOGRADER_SANDBOX_DISABLE="minimal_root,seccomp")
+    assert done.returncode == 0, done.stderr[-2000:]
+    isolation = json.loads(results.read_text())["extra_data"]["isolation"]
+    assert isolation["confined"] is False
+    assert isolation["root"] == "the machine's, read-only" and isolation["syscalls"] == "not filtered"
+    problems = " ".join(isolation["problems"])
+    assert "minimal root: disabled" in problems and "syscall filter: disabled" in problems

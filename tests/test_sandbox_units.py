@@ -5,7 +5,7 @@ import os
 import pytest
 
 from autograder.sandbox import isolation, uids
-from autograder.sandbox.box import _carve
+from autograder.sandbox.confinement import _carve
 
 
 def test_carving_keeps_everything_but_the_grader(tmp_path):

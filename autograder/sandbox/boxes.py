@@ -81,6 +81,30 @@ class Box:
         except OSError:
             pass
 
+    def usage(self, timeout=2.0):
+        """``(cpu_seconds, running)``: CPU time the box's processes spent so far
+        and whether one of them is runnable now, as its keeper counts them
+        (trusted: outside the box); None when unknown."""
+        if self._status is not None:
+            return None
+        try:
+            self.keeper.send(b"cpu")
+        except OSError:
+            return None
+        deadline = time.monotonic() + timeout
+        while True:
+            message = _recv_json(self.keeper, deadline - time.monotonic())
+            if message is None:
+                return None
+            if "exit" in message:
+                self._status = str(message["exit"])[:100]
+                return None
+            if "cpu" in message:
+                value = message["cpu"]
+                if not isinstance(value, (int, float)) or isinstance(value, bool):
+                    return None
+                return float(value), bool(message.get("running"))
+
     def exit_status(self, timeout=3.0):
         """How the worker ended ('exit code N', 'killed by signal N'); waits up to ``timeout``."""
         deadline = time.monotonic() + timeout
@@ -225,6 +249,9 @@ class _SpawnedBox(Box):
 
     def kill(self):
         platforms.kill(self.process, self.job)
+
+    def usage(self, timeout=2.0):
+        return None  # no keeper: calls are charged in wall-clock time
 
     def exit_status(self, timeout=3.0):
         try:

@@ -1,5 +1,7 @@
 """A control group per box, as root: one memory bound and one process bound for
-everything the student's code starts, however many processes that is.
+everything the student's code starts, however many processes that is, and an
+equal CPU share with a cap (``cpu.weight``/``cpu.max``, v1 ``cpu.shares`` and
+the CFS quota), so that a box of busy processes cannot starve its neighbours.
 
 Resource limits (rlimits) bound each process; twenty processes of a fork
 bomb each under the address-space limit can still exhaust the machine. A
@@ -24,12 +26,20 @@ def _write(path, value):
         handle.write(str(value))
 
 
-def _v2():
+CPU_PERIOD_US = 100000
+CPU_CAP = 1  # CPUs one box may use at most, whatever the machine's load
+
+
+def _v2_controllers():
     try:
         with open(os.path.join(ROOT, "cgroup.subtree_control")) as control:
-            enabled = control.read().split()
+            return control.read().split()
     except OSError:
-        return False
+        return []
+
+
+def _v2():
+    enabled = _v2_controllers()
     return "memory" in enabled and "pids" in enabled
 
 
@@ -38,6 +48,7 @@ class BoxCgroup:
         self.name = name
         self.paths = []
         self.kind = None
+        self.cpu = None  # what shares the CPU out, when a controller could
         if _v2():
             path = os.path.join(ROOT, name)
             os.mkdir(path)
@@ -47,6 +58,13 @@ class BoxCgroup:
             if os.path.exists(os.path.join(path, "memory.swap.max")):
                 _write(os.path.join(path, "memory.swap.max"), 0)
             _write(os.path.join(path, "pids.max"), max_pids)
+            if "cpu" in _v2_controllers():
+                try:  # every box the same weight, and a cap
+                    _write(os.path.join(path, "cpu.weight"), 100)
+                    _write(os.path.join(path, "cpu.max"), f"{CPU_CAP * CPU_PERIOD_US} {CPU_PERIOD_US}")
+                    self.cpu = f"cgroup v2: an equal CPU share (cpu.weight 100), at most {CPU_CAP} CPU"
+                except OSError:
+                    pass
         else:
             memory, pids = os.path.join(ROOT, "memory", name), os.path.join(ROOT, "pids", name)
             os.mkdir(memory)
@@ -56,6 +74,22 @@ class BoxCgroup:
             self.kind = "cgroup v1"
             _write(os.path.join(memory, "memory.limit_in_bytes"), memory_bytes)
             _write(os.path.join(pids, "pids.max"), max_pids)
+            self._v1_cpu(name)
+
+    def _v1_cpu(self, name):
+        cpu = os.path.join(ROOT, "cpu", name)
+        try:
+            os.mkdir(cpu)
+        except OSError:
+            return  # no cpu hierarchy: the report says there is no share
+        self.paths.append(cpu)
+        try:
+            _write(os.path.join(cpu, "cpu.shares"), 1024)
+            _write(os.path.join(cpu, "cpu.cfs_period_us"), CPU_PERIOD_US)
+            _write(os.path.join(cpu, "cpu.cfs_quota_us"), CPU_CAP * CPU_PERIOD_US)
+            self.cpu = f"cgroup v1: an equal CPU share (cpu.shares 1024), at most {CPU_CAP} CPU"
+        except OSError:
+            pass
 
     def join(self, pid=0):
         # Opened now, used at the end (see the module's docstring).
@@ -94,7 +128,7 @@ def box_cgroup(name, memory_bytes, max_pids):
         cgroup = BoxCgroup(name, memory_bytes, max_pids)
     except OSError as exc:
         for leftover in (os.path.join(ROOT, name), os.path.join(ROOT, "memory", name),
-                         os.path.join(ROOT, "pids", name)):
+                         os.path.join(ROOT, "pids", name), os.path.join(ROOT, "cpu", name)):
             try:
                 os.rmdir(leftover)
             except OSError:

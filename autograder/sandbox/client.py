@@ -11,19 +11,20 @@ protocol error, never the grader's.
 """
 import os
 import secrets
+import select
 import socket
 import time
 from dataclasses import asdict, dataclass, field
 
 from autograder.i18n import _
-from autograder.sandbox import wire
+from autograder.sandbox import call_clock, wire
 from autograder.sandbox.boxes import BoxError
 
 def disabled_layers():
     """Sandbox layers switched off to test the degraded paths
-    (``AUTOGRADER_SANDBOX_DISABLE=namespaces,landlock,cgroups``); never for real grading."""
+    (``AUTOGRADER_SANDBOX_DISABLE=namespaces,landlock,cgroups,minimal_root,seccomp``); never for real grading."""
     return [name.strip() for name in os.environ.get("AUTOGRADER_SANDBOX_DISABLE", "").split(",")
-            if name.strip() in ("namespaces", "landlock", "cgroups")]
+            if name.strip() in ("namespaces", "landlock", "cgroups", "minimal_root", "seccomp")]
 
 
 def box_config(spec, module, limits, **extra):
@@ -35,19 +36,20 @@ def box_config(spec, module, limits, **extra):
 
 @dataclass
 class Limits:
-    call_timeout: float = 20.0      # wall seconds for one call
-    import_timeout: float = 30.0    # wall seconds to import the module
-    module_budget: float = 150.0    # wall seconds for all calls of one module
+    call_timeout: float = 20.0      # seconds charged to one call (the box's own time: call_clock.py)
+    import_timeout: float = 30.0    # seconds charged to importing the module
+    module_budget: float = 150.0    # seconds charged to all calls of one module
     memory_bytes: int = 3 * 2**30   # extra address space on top of torch's
     cpu_seconds: int = 300
     max_processes: int = 64
     max_file_bytes: int = 16 * 2**20
     scratch_bytes: int = 64 * 2**20  # the box's only writable folder, a tmpfs
+    max_open_files: int = 64         # bounds pipes and socket buffers held as memory
 
     def for_box(self):
         return {key: value for key, value in asdict(self).items()
                 if key in ("memory_bytes", "cpu_seconds", "max_processes", "max_file_bytes",
-                           "scratch_bytes")}
+                           "scratch_bytes", "max_open_files")}
 
 
 @dataclass
@@ -120,7 +122,8 @@ class Sandbox:
         self.spec = spec
         self.boxes = boxes
         self.limits = limits_ or Limits()
-        self.spent = 0.0
+        self.spent = 0.0          # seconds charged (call_clock)
+        self.wall_spent = 0.0     # against the backstop (call_clock.WALL_FACTOR x the budget)
         self.restarts = 0
         self.isolation = []       # one report per box started
         self.delegation = []      # PyTorch scaler machinery the worker refused (Module 2)
@@ -136,8 +139,8 @@ class Sandbox:
         except (BoxError, OSError) as exc:
             self._import_error = StudentError("sandbox", message=str(exc)[:300])
             return
-        finally:
-            self.spent += time.monotonic() - started
+        finally:  # starting a box is the grader's work: only the backstop counts it
+            self.wall_spent += time.monotonic() - started
         self.isolation.append(self._box.isolation)
         if self._box.isolation.get("refused"):  # never run student code unconfined as root
             problems = "; ".join(self._box.isolation.get("problems") or ["confinement failed"])
@@ -168,35 +171,56 @@ class Sandbox:
         return self._box.exit_status(timeout=3.0)
 
     # -- requests -----------------------------------------------------------
+    def _wait_for_answer(self, sock, timeout, clock, backstop):
+        """Until the answer starts to arrive; raises socket.timeout once the call
+        was charged ``timeout`` seconds (:mod:`call_clock`), or at the backstop."""
+        while True:
+            now = time.monotonic()
+            if now >= backstop:
+                raise socket.timeout("wall-clock backstop")
+            ready, _, _ = select.select([sock], [], [], min(call_clock.POLL_S, backstop - now))
+            if ready:
+                return
+            if clock.update() >= timeout:
+                raise socket.timeout("time limit")
+
     def _request(self, message, timeout):
         request_id = secrets.token_hex(8)
-        started = time.monotonic()
-        deadline = started + timeout
+        clock = call_clock.CallClock(self._box)
+        deadline = clock.backstop(timeout)
         sock = self._box.sock
         try:
             wire.send_frame(sock, dict(message, id=request_id), deadline=deadline)
             while True:
+                if clock.counting:
+                    self._wait_for_answer(sock, timeout, clock, deadline)
                 frame = wire.recv_frame(sock, deadline=deadline, max_bytes=wire.MAX_REPLY_BYTES)
                 if frame.get("id") == request_id:
                     break  # anything else is stale or forged: skip it, the deadline still runs
         except socket.timeout:
+            self._charge(clock)
             self.close()
             return Outcome(False, error=StudentError("timeout", message=f"{timeout:g}"))
         except (EOFError, OSError):
+            self._charge(clock)
             status = self._exit_status()
             self.close()
             return Outcome(False, error=StudentError("crash", message=status))
         except wire.WireError as exc:
+            self._charge(clock)
             self.close()
             return Outcome(False, error=StudentError("protocol", message=str(exc)[:200]))
-        finally:
-            self.spent += time.monotonic() - started
+        self._charge(clock)
         delegation = frame.get("delegation")
         if isinstance(delegation, list):
             for item in delegation[:20]:
                 if isinstance(item, str) and item[:200] not in self.delegation:
                     self.delegation.append(item[:200])
         return self._outcome(frame)
+
+    def _charge(self, clock):
+        self.spent += clock.update()
+        self.wall_spent += time.monotonic() - clock.started
 
     def _outcome(self, frame):
         if not frame.get("ok"):
@@ -228,7 +252,8 @@ class Sandbox:
             return StudentError("missing", message=problem or "")
         if self._import_error is not None:
             return self._import_error
-        if self.spent >= self.limits.module_budget:
+        if self.spent >= self.limits.module_budget or \
+                self.wall_spent >= self.limits.module_budget * call_clock.WALL_FACTOR + call_clock.WALL_SLACK:
             return StudentError("budget")
         if self._box is None:
             self.restarts += 1

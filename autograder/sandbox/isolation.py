@@ -1,9 +1,9 @@
 """What confined a submission: the boxes' reports, combined into one.
 
-Each box reports what held for it (:func:`autograder.sandbox.box.confine`);
+Each box reports what held for it (:func:`autograder.sandbox.confinement.confine`);
 a grade shows the weakest: it is ``confined`` only when every box was.
 """
-KEYS = ("fs", "network", "signals", "process_namespace", "uid", "scratch", "memory")
+KEYS = ("root", "fs", "syscalls", "network", "signals", "process_namespace", "uid", "scratch", "memory", "cpu")
 MAX_PROBLEMS = 12
 
 

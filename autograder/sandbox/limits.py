@@ -37,10 +37,13 @@ def current_address_space():
         return None
 
 
-def apply_limits(memory_bytes, cpu_seconds, max_processes, max_file_bytes, own_uid=False):
+def apply_limits(memory_bytes, cpu_seconds, max_processes, max_file_bytes, own_uid=False, open_files=None,
+                 nice=0):
     """Limit the calling process (a fresh worker); no-op where unsupported.
     ``own_uid``: the process runs as a uid of its own, so the process count
-    starts from zero instead of from what the grading user already runs."""
+    starts from zero instead of from what the grading user already runs.
+    ``open_files`` above what is open now; ``nice``: a lower CPU priority
+    (where no cgroup shares the CPU out fairly)."""
     if resource is None:
         return
     mapped = current_address_space()
@@ -52,6 +55,20 @@ def apply_limits(memory_bytes, cpu_seconds, max_processes, max_file_bytes, own_u
         _set("RLIMIT_NPROC", running + int(max_processes))
     _set("RLIMIT_FSIZE", int(max_file_bytes))
     _set("RLIMIT_CORE", 0)
+    if open_files:
+        _set("RLIMIT_NOFILE", _open_now() + int(open_files))
+    if nice:
+        try:
+            os.nice(nice)
+        except OSError:
+            pass
+
+
+def _open_now():
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 16
 
 
 def processes_of_this_user():
@@ -127,6 +144,26 @@ def descendants(root_pid):
         found.append(pid)
         stack.extend(children.get(pid, []))
     return found
+
+
+def tree_usage(root_pid):
+    """``(cpu_seconds, running)`` for ``root_pid`` and everything it started
+    (Linux): the live processes' own CPU time plus what their reaped children
+    spent, and whether any of them is runnable now (on a CPU or waiting for
+    one) rather than sleeping; None elsewhere."""
+    if not os.path.isdir("/proc"):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    total, running = 0, False
+    for pid in [root_pid] + descendants(root_pid):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+            running = running or fields[0] == b"R"
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / tick, running
 
 
 def kill_descendants(root_pid=None):

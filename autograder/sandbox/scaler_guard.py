@@ -16,12 +16,17 @@ Every refusal is recorded in :data:`SEEN`, which the worker returns with each
 answer; the judge takes Module 2's points away and says why. Installed before
 the student's module is imported.
 """
+import ctypes
+import gc
+import glob
+import os
+import types
 import warnings
 
 import torch
 
 SEEN = []
-_KEEP = []  # the dispatcher overrides live as long as the worker
+_MESSAGE = "loss_scaler.py must be built by hand: {what} is not available to it while grading"
 
 
 class DelegationRefused(RuntimeError):
@@ -32,8 +37,7 @@ def _refusal(what):
     def refuse(*args, **kwargs):
         if what not in SEEN:
             SEEN.append(what)
-        raise DelegationRefused(
-            f"loss_scaler.py must be built by hand: {what} is not available to it while grading")
+        raise DelegationRefused(_MESSAGE.format(what=what))
     return refuse
 
 
@@ -62,16 +66,21 @@ def _disable_classes():
 def _disable_operators():
     names = sorted({name.split("::", 1)[1] for name in torch._C._dispatch_get_all_op_names()
                     if name.startswith("aten::_amp_")})
-    library = torch.library.Library("aten", "IMPL")
+    # A bare dispatcher library, not a torch.library.Library: that one is a Python
+    # object a gc walk finds and _destroy()s. This one is not tracked by the
+    # collector, and once its last name is dropped (one leaked reference keeps it
+    # alive) nothing in the interpreter leads back to it.
+    library = torch._C._dispatch_library("IMPL", "aten", "", "scaler_guard", 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
         for name in names:
             for key in ("CPU", "CompositeExplicitAutograd"):
                 try:
-                    library.impl(name, _refusal(f"torch.{name.split('.')[0]}"), key)
+                    library.impl(name, key, _refusal(f"torch.{name.split('.')[0]}"), False)
                 except (RuntimeError, ValueError):
                     pass
-    _KEEP.append(library)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(library))
+    del library
     for module in (torch, torch._C._VariableFunctions):
         for name in list(dir(module)):
             if name.startswith("_amp_"):
@@ -81,6 +90,54 @@ def _disable_operators():
                     pass
 
 
+def _refusal_code(free_variables, what):
+    """A code object that calls :func:`_refusal` (recorded, then raised), with
+    ``free_variables`` cells so that it can replace the code of a closure. The
+    refusal travels as a constant of the code: the function's own globals (those
+    of PyTorch's module) are not needed."""
+    names = [f"_cell{index}" for index in range(free_variables)]
+    source = ("def _outer():\n" + "".join(f"    {name} = None\n" for name in names)
+              + "    def _refused(*args, **kwargs):\n"
+              + (f"        ({', '.join(names)},)\n" if names else "")
+              + "        return '_refusal_'(*args, **kwargs)\n    return _refused\n")
+    namespace = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "'str' object is not callable": it is replaced below
+        exec(compile(source, "<scaler_guard>", "exec"), namespace)  # noqa: S102 - our own text
+    code = namespace["_outer"]().__code__
+    refuse = _refusal(what)
+    return code.replace(co_consts=tuple(refuse if const == "_refusal_" else const for const in code.co_consts))
+
+
+def _neutralise_originals():
+    """Every function object compiled from PyTorch's scaler sources -- the
+    methods replaced above are still reachable through ``gc`` where anything
+    else holds them -- gets code that refuses."""
+    files = {form for path in source_files() if path.endswith(".py")
+             for form in (path, os.path.realpath(path))}  # co_filename as imported: no realpath per object
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # isinstance() wakes deprecated lazy attributes
+        found = [obj for obj in gc.get_objects() if isinstance(obj, types.FunctionType)]
+    for obj in found:
+        if obj.__code__.co_filename in files:
+            try:
+                obj.__code__ = _refusal_code(len(obj.__code__.co_freevars), f"{obj.__module__}.{obj.__qualname__}")
+            except (ValueError, TypeError):
+                pass
+
+
+def source_files():
+    """PyTorch's scaler sources and their compiled caches: the loss_scaler box
+    sees them empty, so no copy of GradScaler can be re-executed from disk."""
+    package = os.path.dirname(torch.__file__)
+    found = []
+    for folder in ("amp", "cuda/amp", "cpu/amp", "distributed/fsdp"):
+        for pattern in ("*grad_scaler*.py", "__pycache__/*grad_scaler*.pyc"):
+            found += glob.glob(os.path.join(package, folder, pattern))
+    return sorted(found)
+
+
 def install():
     _disable_classes()
     _disable_operators()
+    _neutralise_originals()

@@ -42,7 +42,7 @@ def _preload():
             torch.nn.functional.linear(torch.ones(2, 2), torch.ones(2, 2)).float().sum()
         (torch.ones(4, dtype=dtype) * 2).float().square().sum().sqrt()
     import autograder.scenarios  # noqa: F401
-    from autograder.sandbox import box, landlock, namespaces, scaler_guard, worker  # noqa: F401
+    from autograder.sandbox import box, landlock, namespaces, scaler_guard, syscall_filter, worker  # noqa: F401
 
 
 def _reply(channel, message):
