@@ -151,7 +151,8 @@ except OSError:
     results = json.loads((tmp_path / "results.json").read_text())
     texts = "\n".join(t["output"] for t in results["tests"] if "amp_training_step" in t["tags"])
     assert "FOUND=[]" in texts, texts[:2000]
-    assert results["extra_data"]["modules"]["loss_scaler"]["score"] == 36
+    modules = results["extra_data"]["modules"]
+    assert modules["loss_scaler"]["score"] == modules["loss_scaler"]["max_score"] > 0
 
 
 def test_hidden_tests_and_solutions_cannot_be_read_from_disk(grade_dir):
