@@ -11,6 +11,7 @@ import sys
 # command name -> module that implements it
 COMMANDS = {
     "grade": "autograder.cli_grade",
+    "watch": "autograder.cli_watch",
     "classroom-report": "autograder.cli_classroom_report",
     "check-lab": "autograder.lab_check",
     "conformance": "autograder.conformance_cli",

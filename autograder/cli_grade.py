@@ -22,19 +22,26 @@ def add_parser(subparsers):
     parser = subparsers.add_parser("grade", help=t("grade a submission (default: exercises/)", lang),
                                    description=t("Grade your exercises with the grader's visible tests, and its hidden "
                                                  "tests where they are installed (not in a student repository).", lang))
+    add_grade_options(parser, lang)
+    parser.add_argument("--classroom", action="store_true",
+                        help=t("also append result=<base64> to $GITHUB_OUTPUT for the Classroom reporter", lang))
+    parser.add_argument("--summary", metavar="FILE", default=None,
+                        help=t("write a Markdown summary (default in Actions: $GITHUB_STEP_SUMMARY)", lang))
+    parser.set_defaults(func=run)
+    return parser
+
+
+def add_grade_options(parser, lang):
+    """The options ``grade`` and ``watch`` share."""
     parser.add_argument("--submission", default=None, metavar="DIR",
                         help=t("folder holding amp_update.py, loss_scaler.py, amp_training_step.py "
                                "(default: exercises/ of this repository)", lang))
     parser.add_argument("--results", default=None, metavar="FILE",
                         help=t("where to write the Gradescope-style results (default: results.json)", lang))
-    parser.add_argument("--classroom", action="store_true",
-                        help=t("also append result=<base64> to $GITHUB_OUTPUT for the Classroom reporter", lang))
     parser.add_argument("--seed", type=int, default=None,
                         help=t("reproduce a run: the seed is printed and stored in the results", lang))
     parser.add_argument("--visible-only", action="store_true",
                         help=t("run only the visible tests, even where hidden tests are installed", lang))
-    parser.add_argument("--summary", metavar="FILE", default=None,
-                        help=t("write a Markdown summary (default in Actions: $GITHUB_STEP_SUMMARY)", lang))
     parser.add_argument("--module", action="append", choices=list(MODULES) + ["gpu_lab"], default=None,
                         help=t("grade only this module (repeatable)", lang))
     parser.add_argument("--lang", choices=LANGUAGES, default=None,
@@ -43,8 +50,6 @@ def add_parser(subparsers):
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--quiet", action="store_true", help=t("print only the module totals and the total", lang))
     output.add_argument("--verbose", action="store_true", help=t("print every test with its feedback", lang))
-    parser.set_defaults(func=run)
-    return parser
 
 
 def tamper_flags(submission):
