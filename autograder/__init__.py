@@ -1,4 +1,4 @@
-"""Autograder for the Mixed Precision Backward exercises.
+"""A grading engine for exercise repositories (the assignment is :mod:`autograder.assignment`).
 
 The package is imported first by ``python -m autograder``. Before anything else
 it moves the current directory to the end of ``sys.path``: a student repository
@@ -27,5 +27,3 @@ def _demote_working_directory():
 
 
 _demote_working_directory()
-
-MODULES = ("amp_update", "loss_scaler", "amp_training_step")

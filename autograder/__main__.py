@@ -6,33 +6,44 @@ Modules are imported lazily so that ``check-lab`` stays fast (no torch).
 """
 import argparse
 import importlib
+import importlib.util
 import sys
 
 # command name -> module that implements it
 COMMANDS = {
-    "grade": "autograder.cli_grade",
-    "watch": "autograder.cli_watch",
-    "classroom-report": "autograder.cli_classroom_report",
-    "check-lab": "autograder.lab_check",
-    "conformance": "autograder.conformance_cli",
-    "export-template": "autograder.template_export",
-    "grade-many": "autograder.batch_cli",
-    "merge-scores": "autograder.batch_cli",
-    "similarity": "autograder.cli_similarity",
-    "export-gradescope": "autograder.gradescope_export",
-    "export-otter": "autograder.otter_export",
+    "grade": "autograder.cli.grade",
+    "watch": "autograder.cli.watch",
+    "classroom-report": "autograder.cli.classroom_report",
+    "export-template": "autograder.cli.export_template",
+    "grade-many": "autograder.cli.grade_many",
+    "merge-scores": "autograder.cli.grade_many",
+    "similarity": "autograder.cli.similarity",
+    "export-gradescope": "autograder.cli.export_gradescope",
+    "export-otter": "autograder.cli.export_otter",
 }
 
 
+def commands():
+    """The engine's subcommands and the assignment's own (its description's COMMANDS)."""
+    from autograder import active_assignment
+
+    assignment = active_assignment.current()
+    own = {name: importlib.util.resolve_name(module, assignment.package)
+           for name, module in assignment.commands.items()}
+    return {**COMMANDS, **own}
+
+
 def build_parser(selected=None):
+    from autograder import active_assignment
+
     parser = argparse.ArgumentParser(
         prog="python -m autograder",
-        description="Grade the Mixed Precision Backward exercises.",
+        description=f"Grade the {active_assignment.current().title} exercises.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     loaded = set()
-    for name, module_name in COMMANDS.items():
+    for name, module_name in commands().items():
         if selected is not None and name != selected:
             continue
         if module_name in loaded:
@@ -51,7 +62,7 @@ def build_parser(selected=None):
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     # Import only the module of the command asked for (fast start-up).
-    selected = argv[0] if argv and argv[0] in COMMANDS else None
+    selected = argv[0] if argv and argv[0] in commands() else None
     parser = build_parser(selected)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -18,7 +18,7 @@ cores otherwise.
 
 Why the lab carries its own peaks: it is standalone (it runs on a GPU machine without the grader)
 and its record should say its MFU by itself. The figures are those of the checker's table
-(``autograder/lab_gpu_specs.py``; a project test holds every entry here equal to it), and the
+(``autograder/assignment/lab/gpu_specs.py``; a project test holds every entry here equal to it), and the
 checker re-derives each MFU from it, so a record cannot carry a peak of its own invention.
 GeForce "half" figures are the FP16-accumulate peak; autocast accumulates in FP32, which those
 cards run at half that rate, so a GeForce MFU reads up to 2x low.

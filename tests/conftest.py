@@ -8,6 +8,8 @@ sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from helpers import make_submission  # noqa: E402
 
 _counter = itertools.count()
+# The second assignment's suites are graded by the engine (test_toy_assignment.py), not collected here.
+collect_ignore = ["toy_assignment"]
 
 
 @pytest.fixture(scope="session")
@@ -24,7 +26,7 @@ def shared_boxes():
 @pytest.fixture(scope="session")
 def grade_dir(tmp_path_factory, shared_boxes):
     """grade(overrides, seed=..., omit=...) -> GradeReport, graded in this process."""
-    from autograder.engine import grade_submission
+    from autograder.judging.engine import grade_submission
 
     def grade(overrides=None, seed=1234, omit=(), **kwargs):
         folder = tmp_path_factory.mktemp(f"submission{next(_counter)}")

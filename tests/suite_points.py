@@ -14,7 +14,8 @@ def main():
     sys.path.insert(0, str(ROOT))
     import pytest
 
-    from autograder import engine, plugin
+    from autograder import active_assignment
+    from autograder.judging import engine, plugin
 
     class Counter:
         def __init__(self):
@@ -28,10 +29,12 @@ def main():
 
     counter = Counter()
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    paths = [str(engine.VISIBLE_DIR)] + ([str(engine.HIDDEN_DIR)] if engine.hidden_tests_available() else [])
-    code = pytest.main(paths + ["-c", str(engine.PACKAGE_DIR / "suite.ini"), "--rootdir", str(engine.PACKAGE_DIR),
-                                "--confcutdir", str(engine.PACKAGE_DIR), "--import-mode=importlib",
-                                "-p", "no:cacheprovider", "--collect-only", "-q"], plugins=[counter])
+    assignment = active_assignment.current()
+    paths = [str(assignment.visible_dir)] + ([str(assignment.hidden_dir)] if assignment.hidden_tests_available() else [])
+    code = pytest.main(paths + ["-c", str(engine.SUITE_INI), "--rootdir", str(assignment.folder),
+                                "--confcutdir", str(assignment.folder), "--import-mode=importlib",
+                                "-p", "no:cacheprovider", "--collect-only", "-q"],
+                       plugins=[counter, *assignment.plugins()])
     print("POINTS " + json.dumps(dict(counter.points)))
     return int(code)
 

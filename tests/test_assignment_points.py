@@ -1,5 +1,5 @@
-"""The table of hidden points the template ships (autograder/assignment_points.py)
-matches what the hidden suites really hold."""
+"""The table of hidden points the template ships (HIDDEN_POINTS in
+autograder/assignment/description.py) matches what the hidden suites really hold."""
 import json
 import pathlib
 import subprocess
@@ -7,7 +7,11 @@ import sys
 
 import pytest
 
-from autograder import MODULES, assignment_points, engine
+from autograder import active_assignment
+from autograder.judging import engine
+
+ASSIGNMENT = active_assignment.current()
+MODULES = ASSIGNMENT.modules
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -25,23 +29,23 @@ def test_hidden_points_table_matches_the_hidden_suites(suite_points):
     if not engine.hidden_tests_available():
         pytest.skip("no hidden suites here to compare with (a student template)")
     real = {module: suite_points.get(f"{module}|hidden", 0) for module in MODULES}
-    assert real == {module: assignment_points.hidden_points(module) for module in MODULES}, (
-        "autograder/assignment_points.py HIDDEN_POINTS is out of date; the hidden suites hold " + repr(real))
-    assert set(assignment_points.HIDDEN_POINTS) == set(MODULES)
+    assert real == {module: ASSIGNMENT.hidden_points_of(module) for module in MODULES}, (
+        "HIDDEN_POINTS in autograder/assignment/description.py is out of date; the hidden suites hold " + repr(real))
+    assert set(ASSIGNMENT.hidden_points) == set(MODULES)
 
 
 def test_every_module_has_visible_and_hidden_points(suite_points):
     for module in MODULES:
         assert suite_points.get(f"{module}|visible", 0) > 0, module
-        assert assignment_points.hidden_points(module) > 0, module
-    assert assignment_points.hidden_points("gpu_lab") == 0
+        assert ASSIGNMENT.hidden_points_of(module) > 0, module
+    assert ASSIGNMENT.hidden_points_of("gpu_lab") == 0
 
 
 def test_points_not_run_travel_through_results_json():
     """A grade without hidden tests stores what it did not run; the job summary
     rebuilt from results.json (classroom-report) still shows it and no check mark."""
     from autograder.reports import results_file, summary_md, terminal
-    from autograder.results import GradeReport, TestResult
+    from autograder.judging.results import GradeReport, TestResult
 
     tests = [TestResult(name="amp_update: t", module="amp_update", max_score=8, score=8, passed=True, output="",
                         visibility="visible")]

@@ -20,15 +20,16 @@ import time
 
 import pytest
 
-from autograder import integrity
-from autograder.sandbox import limits as os_limits
+from autograder.intake import integrity
+from autograder.sandbox.confine import limits as os_limits
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder import batch, batch_jobs  # noqa: E402
-from autograder.reports import class_report  # noqa: E402
+from autograder.batch import grade_class as batch, jobs as batch_jobs  # noqa: E402
+from autograder.class_reports import class_report  # noqa: E402
+from autograder.class_reports import write as class_write  # noqa: E402
 
 SEED = 424242
 MODULES = ("amp_update", "loss_scaler", "amp_training_step")
@@ -355,7 +356,7 @@ def test_hang_and_grader_killer_only_cost_their_own_rows(tmp_path):
 def test_crashed_child_is_recorded_and_isolated(tmp_path, monkeypatch):
     """A grading child that dies without results: 'crashed', zero, reason; the
     other student in the same batch is graded normally."""
-    from autograder.results import GradeReport, TestResult
+    from autograder.judging.results import GradeReport, TestResult
 
     root = tmp_path / "root"
     for student in ("dies", "lives"):
@@ -388,7 +389,7 @@ def test_report_without_matplotlib(graded_class, tmp_path, monkeypatch):
         (out / chart).unlink()
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
-    written = class_report.write_all(out, manifest)
+    written = class_write.write_all(out, manifest)
     assert [p.name for p in written] == ["scores.csv", "report.md", "report.html"]
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "Charts skipped: matplotlib is not installed" in report
@@ -457,7 +458,7 @@ def test_guard_restores_changed_missing_and_added_files(tmp_path):
 
 
 def test_guard_in_a_batch_warns_and_restores_before_the_next_student(tmp_path, monkeypatch):
-    from autograder.results import GradeReport, TestResult
+    from autograder.judging.results import GradeReport, TestResult
 
     monkeypatch.setenv("AMP_GRADER_GUARD", "1")
     package = tmp_path / "pkg"
@@ -494,7 +495,7 @@ def test_interrupted_batch_still_writes_its_report(tmp_path, monkeypatch):
     not graded, the report is written, the exit code is 130."""
     import signal
 
-    from autograder.results import GradeReport, TestResult
+    from autograder.judging.results import GradeReport, TestResult
 
     root = tmp_path / "root"
     for student in ("s1", "s2", "s3"):
@@ -521,14 +522,14 @@ def test_interrupted_batch_still_writes_its_report(tmp_path, monkeypatch):
 
 def test_report_lists_tamper_flags_and_escapes_markdown(tmp_path):
     from autograder.reports.gradescope import write_results
-    from autograder.results import GradeReport, TestResult
+    from autograder.judging.results import GradeReport, TestResult
 
     test = TestResult(name="amp_update: t", module="amp_update", max_score=2.0, score=2.0, passed=True,
                       output="Passed.", visibility="hidden", test_id="test_t")
     report = GradeReport(tests=[test], seed=9, submission="x", flags=["exercises/tests/test_a.py was modified | edited"])
     write_results(report, tmp_path / "we|ird" / "results.json")
     manifest = {"seed": 9, "students": {"we|ird": {"status": "ok", "reason": "", "seed": 9}}}
-    class_report.write_all(tmp_path, manifest)
+    class_write.write_all(tmp_path, manifest)
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "| we\\|ird | exercises/tests/test_a.py was modified \\| edited |" in text
     row = read_csv(tmp_path / "scores.csv")[0]

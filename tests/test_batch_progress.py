@@ -1,7 +1,7 @@
 """grade-many's progress lines carry student folder names, which students choose."""
 import io
 
-from autograder.batch_progress import Progress
+from autograder.batch.progress import Progress
 
 
 def test_a_folder_name_cannot_start_a_line_or_a_workflow_command():

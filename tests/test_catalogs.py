@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from autograder import catalog_tools, i18n
+from autograder.i18n import catalog_tools
+from autograder import i18n
 from language_check import english_runs
 
 
@@ -20,7 +21,7 @@ def found():
 @pytest.fixture(scope="module")
 def zh_catalog():
     table = {}
-    for path in sorted((catalog_tools.LOCALE_DIR / "zh").glob("*.po")):
+    for path in catalog_tools.catalog_files("zh"):
         for message in catalog_tools.read_catalog(path):
             if message.id:
                 assert message.id not in table, f"{message.id!r} is in two catalog files"
@@ -31,7 +32,7 @@ def zh_catalog():
 def test_every_message_has_a_translation(found, zh_catalog):
     missing = [f"{where}: {msgid}" for msgid, (_area, where) in found.items()
                if not zh_catalog.get(msgid, ("", "", False))[1] or zh_catalog[msgid][2]]
-    assert not missing, ("untranslated (run python -m autograder.catalog_tools):\n" + "\n".join(missing[:40]))
+    assert not missing, ("untranslated (run python -m autograder.i18n.catalog_tools):\n" + "\n".join(missing[:40]))
 
 
 def test_placeholders_match(zh_catalog):
@@ -193,7 +194,7 @@ def test_the_clause_check_can_fail():
 
 def typical_values(msgid):
     """Each placeholder of ``msgid`` with a value of the kind the code passes."""
-    from autograder.judge import raised_instead
+    from autograder.judging.judge import raised_instead
 
     values = {}
     for name, spec in i18n.placeholders(msgid):

@@ -139,7 +139,7 @@ def test_helper_modules_are_not_part_of_a_submission(grade_dir):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges on Windows")
 def test_symlinked_module_is_reported_as_a_link(shared_boxes, tmp_path_factory):
-    from autograder.engine import grade_submission
+    from autograder.judging.engine import grade_submission
 
     folder = tmp_path_factory.mktemp("linked")
     make_submission(folder, omit=("amp_update",))
@@ -154,7 +154,7 @@ def test_symlinked_module_is_reported_as_a_link(shared_boxes, tmp_path_factory):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_a_fifo_as_a_module_does_not_block(shared_boxes, tmp_path_factory):
-    from autograder.engine import grade_submission
+    from autograder.judging.engine import grade_submission
 
     folder = tmp_path_factory.mktemp("fifo")
     make_submission(folder, omit=("amp_update",))
@@ -169,7 +169,7 @@ def test_planted_compiled_cache_is_found(tmp_path):
     import importlib.util
     import py_compile
 
-    from autograder.integrity import GraderGuard, planted_caches
+    from autograder.intake.integrity import GraderGuard, planted_caches
 
     package = tmp_path / "autograder" / "reports"
     package.mkdir(parents=True)
@@ -193,7 +193,10 @@ def test_planted_compiled_cache_is_found(tmp_path):
 
 LATE_IMPORTS = """
 import sys, json
-from autograder import __main__ as entry, grading_process, engine, cli_grade
+from autograder import __main__ as entry
+from autograder.judge_process import grading as grading_process
+from autograder.judging import engine
+from autograder.cli import grade as cli_grade
 from autograder.sandbox import client
 
 seen = {}

@@ -9,10 +9,12 @@ import re
 
 import pytest
 
-from autograder import batch_plan, results
-from autograder.batch_jobs import add_extra_data
-from autograder.reports import class_flags, class_report
-from autograder.reports.class_html import SCRIPT
+from autograder.batch import plan as batch_plan
+from autograder.judging import results
+from autograder.batch.jobs import add_extra_data
+from autograder.class_reports import class_report, write as class_write
+from autograder.class_reports import flags as class_flags
+from autograder.class_reports.html import SCRIPT
 from autograder.reports.gradescope import write_results
 from autograder.reports.html_page import script_hash
 from browser import CLICKS, find_chromium, measure
@@ -52,7 +54,7 @@ def build(out):
     manifest = {"seed": 5, "students": {"amp-ana": {"status": "ok"}, HOSTILE: {"status": "ok"},
                                         "amp-idle": {"status": "ok", "unchanged_stubs": True},
                                         "amp-gone": {"status": "no submission", "reason": "no submission found"}}}
-    class_report.write_all(out, manifest)
+    class_write.write_all(out, manifest)
     return (out / "report.html").read_text(encoding="utf-8")
 
 
@@ -89,7 +91,7 @@ def test_no_work_since_the_template_is_a_status_left_out_of_pass_rates(tmp_path)
     assert "Over the 2 student(s) whose grading completed; 1 student(s) with no work since the template are left out" \
         in page
     # amp-ana passed the amp_update test, the hostile student did not: 50 %, not 33 %.
-    assert re.search(r"norm title</div><div class=\"track\"><div class=\"bar m-amp_update\" style=\"width:50\.0%\"",
+    assert re.search(r"norm title</div><div class=\"track\"><div class=\"bar m-0\" style=\"width:50\.0%\"",
                      page)
     csv_text = (tmp_path / "scores.csv").read_text(encoding="utf-8")
     assert "amp-idle,no work since the template," in csv_text
@@ -146,7 +148,7 @@ def test_the_page_in_the_language_the_ta_asks_for(tmp_path):
     build(tmp_path)
     manifest = {"seed": 5, "report_lang": "zh", "students": {"amp-ana": {"status": "ok"},
                                                              "amp-idle": {"status": "ok", "unchanged_stubs": True}}}
-    class_report.write_all(tmp_path, manifest)
+    class_write.write_all(tmp_path, manifest)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert '<html lang="zh">' in page and "班级报告：混合精度反向传播" in page and "各模块得分" in page
     assert "自模板以来没有作业" in page            # the flag, translated

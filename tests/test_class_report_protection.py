@@ -4,11 +4,11 @@ self-reported lab credit, which commit was graded, and the CSV columns of a
 deadline run. Shards graded with different deadlines are called out."""
 import csv
 
-from autograder.batch_jobs import add_extra_data
-from autograder.batch_manifest import merge_manifests
-from autograder.reports import class_report
+from autograder.batch.jobs import add_extra_data
+from autograder.batch.manifest import merge_manifests
+from autograder.class_reports import write as class_write
 from autograder.reports.gradescope import write_results
-from autograder import results
+from autograder.judging import results
 
 CONFINED = {"confined": True, "fs": "Landlock ABI 6", "network": "none", "signals": "own process namespace",
             "process_namespace": True, "uid": "uid 1934567890 of its own", "problems": []}
@@ -49,7 +49,7 @@ def build(out):
                 "amp-eve": {"status": "ok"}}
     manifest = {"seed": 7, "students": students, "isolation": CONFINED,
                 "deadline": {"deadline": DEADLINE, "source": "committed", "also_latest": True}}
-    class_report.write_all(out, manifest)
+    class_write.write_all(out, manifest)
     return (out / "report.md").read_text(encoding="utf-8")
 
 
@@ -69,7 +69,7 @@ def test_each_grade_says_how_it_was_protected(tmp_path):
     assert "| amp-bo\\|b | no Landlock on this kernel |" in isolation
     assert "Confined: 1 of 5 student(s); not confined: 1; a record that does not say (check by hand): 1; " \
            "no isolation record (no code ran, or an older grader): 2." in isolation
-    assert "yes (self-reported)" in _section(report, "GPU-lab credits (self-reported)")
+    assert "yes (self-reported)" in _section(report, "Optional credit: `gpu_lab` (self-reported)")
 
 
 def test_graded_commits_section_and_csv_columns(tmp_path):
@@ -94,7 +94,7 @@ def test_graded_commits_section_and_csv_columns(tmp_path):
 
 def test_a_run_without_deadline_has_no_commit_columns(tmp_path):
     _write(tmp_path, "amp-ana", 4.0, CONFINED)
-    class_report.write_all(tmp_path, {"seed": 7, "students": {"amp-ana": {"status": "ok"}}})
+    class_write.write_all(tmp_path, {"seed": 7, "students": {"amp-ana": {"status": "ok"}}})
     header = (tmp_path / "scores.csv").read_text(encoding="utf-8").splitlines()[0]
     assert "commit" not in header and header.endswith("seed,flags,reason")
     assert "## Graded commits" not in (tmp_path / "report.md").read_text(encoding="utf-8")

@@ -95,7 +95,7 @@ def test_failing_submission_turns_the_run_red_but_keeps_its_points(graded):
 def test_no_hidden_test_source_in_the_payload(graded):
     text = base64.b64decode(graded["encoded"]).decode("utf-8")
     assert "test_code" not in text
-    hidden = sorted((ROOT / "autograder" / "hidden").glob("test_*.py"))
+    hidden = sorted((ROOT / "autograder" / "assignment" / "hidden").glob("test_*.py"))
     if not hidden:
         pytest.skip("no hidden tests installed")
     # No line of hidden test code (long enough to be distinctive) reaches the student.
@@ -137,7 +137,7 @@ def test_classroom_report_sends_exactly_what_grade_classroom_sent(graded, tmp_pa
 
 def test_oversized_feedback_is_trimmed_below_the_environment_limit():
     from autograder.reports import classroom
-    from autograder.results import GradeReport, TestResult
+    from autograder.judging.results import GradeReport, TestResult
 
     tests = [TestResult(name=f"amp_update: case {i} " + "x" * 200, module="amp_update",
                         max_score=1.0, score=float(i % 2), passed=bool(i % 2),
@@ -306,8 +306,8 @@ def test_report_step_turns_results_into_one_result_line(tmp_path):
     env = {"PATH": f"{python_dir}{os.pathsep}{os.environ['PATH']}"}
     (tmp_path / "runner-temp").mkdir()
     from autograder.reports.gradescope import write_results
-    from autograder.results import GradeReport
-    from autograder.results import TestResult as Result
+    from autograder.judging.results import GradeReport
+    from autograder.judging.results import TestResult as Result
 
     write_results(GradeReport(tests=[Result(name="t", module="amp_update", max_score=4.0, score=3.0,
                                             passed=False, output="::add-mask::x")], seed=1),

@@ -112,6 +112,6 @@ def test_hostile_submission_cannot_reach_the_classroom_points(tmp_path):
     assert "forged []" in amp, amp[:1500]  # it found no runner path and wrote nowhere
     # Nothing was planted in the grader: a confined worker could not write there
     # (Python itself may cache autograder/__init__.py, which matches its source).
-    from autograder.integrity import planted_caches
+    from autograder.intake.integrity import planted_caches
 
     assert planted_caches(grader / "autograder") == []

@@ -11,11 +11,11 @@ import sys
 import pytest
 
 import classroom_reporter as reporter
-from autograder import cli_classroom_report
+from autograder.cli import classroom_report as cli_classroom_report
 from autograder.reports import results_file
 from autograder.reports.gradescope import write_results
-from autograder.results import GradeReport
-from autograder.results import TestResult as Result
+from autograder.judging.results import GradeReport
+from autograder.judging.results import TestResult as Result
 from helpers import ROOT
 from runner_files import output_values, workflow_commands
 

@@ -9,7 +9,7 @@ import sys
 
 from helpers import ROOT, make_submission
 
-from autograder import cli_grade
+from autograder.cli import grade as cli_grade
 
 
 def test_default_submission_from_the_root_inside_exercises_and_elsewhere(tmp_path):

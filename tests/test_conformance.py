@@ -4,8 +4,8 @@ import pytest
 from helpers import ROOT, make_submission, mutate
 from language_check import english_runs
 
-from autograder.conformance_check import CHECKS
-from autograder.conformance_cli import check_submission, render
+from autograder.assignment.conformance.check import CHECKS
+from autograder.assignment.conformance.cli import check_submission, render
 
 NO_BACKOFF = mutate("amp_update", ("'next_scale': scale * backoff_factor,", "'next_scale': scale,"))
 NO_FINITE_CHECK = mutate("amp_update", ("finite = all(gradient is None or bool(torch.isfinite(gradient).all()) "

@@ -75,6 +75,6 @@ def test_a_cpu_hog_costs_its_neighbours_nothing(tmp_path):
 
 
 def _v2_controllers():
-    from autograder.sandbox.cgroups import _v2_controllers as controllers
+    from autograder.sandbox.confine.cgroups import _v2_controllers as controllers
 
     return controllers()

@@ -17,8 +17,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from git_class import commit, git, init, state  # noqa: E402
 
-from autograder import deadline, git_snapshot  # noqa: E402
-from autograder.batch_jobs import CRASHED, NO_COMMIT  # noqa: E402
+from autograder.batch import deadline, git_snapshot  # noqa: E402
+from autograder.batch.jobs import CRASHED, NO_COMMIT  # noqa: E402
 
 DEADLINE = "2026-12-15T23:59+08:00"
 BEFORE = "2026-12-15T10:00:00+08:00"

@@ -24,7 +24,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from git_class import commit, init, state  # noqa: E402
 
-from autograder import batch, batch_jobs  # noqa: E402
+from autograder.batch import grade_class as batch, jobs as batch_jobs  # noqa: E402
 
 DEADLINE = "2026-12-15T23:59+08:00"
 BEFORE = "2026-12-14T20:00:00+08:00"
@@ -77,7 +77,7 @@ def _main(*args):
 def test_the_commit_at_the_deadline_reaches_the_grader(tmp_path, monkeypatch):
     """A stand-in grader scores 2 where amp_update.py says GOOD: the graded
     commit, the latest one beside it, the rows and the recorded facts."""
-    from autograder.results import GradeReport, TestResult
+    from autograder.judging.results import GradeReport, TestResult
 
     monkeypatch.setenv("AMP_GRADER_GUARD", "0")
     root = tmp_path / "root"

@@ -8,11 +8,11 @@ import pytest
 from helpers import mutate, todos_named
 from language_check import english_runs
 
-from autograder import feedback
+from autograder.judging import feedback
 from autograder.i18n import _
 from autograder.reports import terminal
-from autograder.results import GradeReport
-from autograder.results import TestResult as Result
+from autograder.judging.results import GradeReport
+from autograder.judging.results import TestResult as Result
 from autograder.sandbox.client import StudentError
 
 

@@ -20,7 +20,7 @@ LAB_SCRIPT = ROOT / "gpu_lab" / "amp_backward_lab.py"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder import lab_check  # noqa: E402
+from autograder.assignment.lab import check as lab_check  # noqa: E402
 
 FAKE_COMMIT = "0123456789abcdef0123456789abcdef01234567"
 MIB = 2**20

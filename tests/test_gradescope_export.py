@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder import gradescope_export  # noqa: E402
+from autograder.exports import gradescope as gradescope_export  # noqa: E402
 
 SEED = 31337
 MODULES = ("amp_update", "loss_scaler", "amp_training_step")
@@ -72,9 +72,9 @@ def test_zip_contents(exported):
         info = json.loads(archive.read("export-info.json"))
     assert {"setup.sh", "run_autograder", "requirements-grader.txt"} <= set(names)
     assert modes["setup.sh"] & stat.S_IXUSR and modes["run_autograder"] & stat.S_IXUSR
-    hidden = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "autograder" / "hidden").glob("test_*.py"))
+    hidden = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "autograder" / "assignment" / "hidden").glob("test_*.py"))
     assert hidden and set(hidden) <= set(names) and info["hidden_tests"] == hidden
-    assert "autograder/engine.py" in names and "autograder/suite.ini" in names
+    assert "autograder/judging/engine.py" in names and "autograder/judging/suite.ini" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.startswith(("solutions/", "tests/"))]
     assert [line.split("==")[0] for line in requirements.split()] == ["torch", "pytest", "pytest-timeout"]
     assert all("==" in line for line in requirements.split())

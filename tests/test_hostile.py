@@ -207,7 +207,7 @@ def test_rewriting_grader_files_is_refused(tmp_path):
     assert len(amp) == 31 and sum(t["score"] for t in amp) == 0
     assert results["max_score"] == 100 and len(results["tests"]) == 80
     if results["extra_data"]["isolation"].get("confined"):
-        from autograder.integrity import planted_caches
+        from autograder.intake.integrity import planted_caches
 
         assert digest() == before, "a confined submission changed the grader's files"
         assert planted_caches(tmp_path / "autograder") == []

@@ -11,10 +11,12 @@ import sys
 
 import pytest
 
-from autograder.cli_grade import print_report
-from autograder.reports import class_report, summary_md, terminal
-from autograder.results import GradeReport
-from autograder.results import TestResult as Result
+from autograder.cli.grade import print_report
+from autograder.class_reports import class_report
+from autograder.class_reports import write as class_write
+from autograder.reports import summary_md, terminal
+from autograder.judging.results import GradeReport
+from autograder.judging.results import TestResult as Result
 from runner_files import workflow_commands
 
 HOSTILE = [
@@ -202,7 +204,7 @@ def _write_class(tmp_path):
         (tmp_path / name / "results.json").write_text(json.dumps(content), encoding="utf-8")
     manifest = {"seed": 5, "students": {name: {"status": "ok", "reason": "", "seed": 5} for name in students}}
     manifest["students"]["crashed"] = {"status": "crashed", "reason": EVERYTHING}
-    written = class_report.write_all(tmp_path, manifest)
+    written = class_write.write_all(tmp_path, manifest)
     return (tmp_path / "report.md").read_text(encoding="utf-8"), written
 
 
@@ -212,7 +214,7 @@ def test_class_report_survives_odd_results_and_escapes_student_text(tmp_path):
     assert headings == ["# Class report: Mixed Precision Backward", "## Score distribution", "## Modules",
                         "## Per-test pass rates (lowest first)", "## Integrity flags", "## Similarity",
                         "## Isolation", "## How each grade was protected",
-                        "## GPU-lab credits (self-reported)", "## Crashed, timed out or without a submission",
+                        "## Optional credit: `gpu_lab` (self-reported)", "## Crashed, timed out or without a submission",
                         "## Students", "## Re-grading"]
     assert unescaped(text.replace("![Score distribution](", "").replace("![Mean score per module](", "")
                      .replace("![Per-test pass rates](", ""), "<[") == []
@@ -223,7 +225,7 @@ def test_class_report_survives_odd_results_and_escapes_student_text(tmp_path):
 
 def test_class_report_lists_lab_credits_as_self_reported_and_isolation_per_student(tmp_path):
     text, _ = _write_class(tmp_path)
-    lab = text.split("## GPU-lab credits (self-reported)")[1].split("\n## ")[0]
+    lab = text.split("## Optional credit: `gpu_lab` (self-reported)")[1].split("\n## ")[0]
     rows = [line for line in lab.split("\n") if line.startswith("| ") and "---" not in line]
     assert rows[0].startswith("| Student | Record | Credit |")
     assert len(rows) == 1 + 2  # header, the hostile record, the record with odd hardware

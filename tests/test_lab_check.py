@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder import lab_check  # noqa: E402
+from autograder.assignment.lab import check as lab_check  # noqa: E402
 
 RECORDS = ROOT / "tests" / "data" / "lab_records"
 MANIFEST = json.loads((RECORDS / "manifest.json").read_text(encoding="utf-8"))
@@ -248,7 +248,9 @@ def test_find_records_looks_in_the_results_folder_and_the_root(tmp_path):
 
 def _run_cli(paths, capsys, lang="en"):
     parser = argparse.ArgumentParser()
-    lab_check.add_parser(parser.add_subparsers(dest="command"))
+    from autograder.assignment.lab import cli as lab_cli
+
+    lab_cli.add_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["check-lab", "--lang", lang, *map(str, paths)])
     code = args.func(args)
     return code, capsys.readouterr().out

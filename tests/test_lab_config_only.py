@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from autograder import lab_check, lab_gpu_specs
+from autograder.assignment.lab import check as lab_check, gpu_specs as lab_gpu_specs
 from test_gpu_lab import LAB_SCRIPT, FakeCuda, lab, read_strict
 
 TINY_CONFIG = {"model_type": "qwen2", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 128,

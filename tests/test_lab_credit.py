@@ -24,7 +24,7 @@ def repo(tmp_path):
 
 
 def lab_run(repo, *records):
-    from autograder.lab_credit import lab_results
+    from autograder.assignment.lab.credit import lab_results
 
     for source, label in records:
         shutil.copyfile(RECORDS / source, repo / RESULTS_DIR / f"train-amp-backward_{label}.json")
@@ -63,7 +63,7 @@ def test_lab_info_describes_the_credited_record(repo):
 
 def test_test_name_and_feedback_follow_the_language_and_lab_info_stays_english(repo):
     (english,), info_en = lab_run(repo, ("bad_backoffs_vs_scale.json", "mine"))
-    from autograder.lab_credit import lab_results
+    from autograder.assignment.lab.credit import lab_results
 
     (chinese,), info_zh = lab_results(repo / "exercises", lang="zh")
     assert english.name == "gpu_lab: benchmark record earns optional credit"
@@ -147,7 +147,7 @@ def test_a_fifo_named_like_a_record_does_not_block_the_grade(repo):
 
 
 def test_an_oversized_record_is_refused(repo):
-    from autograder import lab_files
+    from autograder.assignment.lab import files as lab_files
 
     text = (RECORDS / "chapter_default14.json").read_text(encoding="utf-8")
     path = repo / RESULTS_DIR / "train-amp-backward_big.json"

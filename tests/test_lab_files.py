@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder import lab_check, lab_files  # noqa: E402
+from autograder.assignment.lab import check as lab_check, files as lab_files  # noqa: E402
 
 RECORDS = ROOT / "tests" / "data" / "lab_records"
 RESULTS = Path("benchmarks/results/train_mixed_precision_backward")
@@ -51,7 +51,9 @@ def repo(tmp_path):
 
 def run_cli(paths, capsys):
     parser = argparse.ArgumentParser()
-    lab_check.add_parser(parser.add_subparsers(dest="command"))
+    from autograder.assignment.lab import cli as lab_cli
+
+    lab_cli.add_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["check-lab", *map(str, paths)])
     return args.func(args), capsys.readouterr().out
 

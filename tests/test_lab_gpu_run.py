@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder import lab_check
+from autograder.assignment.lab import check as lab_check
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "gpu_lab" / "gpu_run.sh"

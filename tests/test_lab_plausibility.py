@@ -1,5 +1,5 @@
-"""Physical plausibility of lab records (autograder.lab_plausibility) and the GPU table behind
-it (autograder.lab_gpu_specs). Each rule is tested on both sides of its bound; the fixtures
+"""Physical plausibility of lab records (autograder.assignment.lab.plausibility) and the GPU table behind
+it (autograder.assignment.lab.gpu_specs). Each rule is tested on both sides of its bound; the fixtures
 that break one rule each are checked against manifest.json in test_lab_check.py."""
 from __future__ import annotations
 
@@ -13,13 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder import lab_check, lab_gpu_specs, lab_plausibility  # noqa: E402
-from autograder.lab_layout import (  # noqa: E402
-    QWEN_FP32_WEIGHTS_AND_GRADS_MB,
-    QWEN_FP32_WEIGHTS_MB,
-    QWEN_PARAMETERS,
-    parse_capability,
-)
+from autograder.assignment.lab import (check as lab_check, gpu_specs as lab_gpu_specs,  # noqa: E402
+                                       plausibility as lab_plausibility)
+from autograder.assignment.lab.layout import (QWEN_FP32_WEIGHTS_AND_GRADS_MB, QWEN_FP32_WEIGHTS_MB,  # noqa: E402
+                                              QWEN_PARAMETERS, parse_capability)
 
 RECORDS = ROOT / "tests" / "data" / "lab_records"
 FLOPS_128 = 6 * QWEN_PARAMETERS * 128  # one step of the chapter's workload

@@ -23,7 +23,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder import otter_export  # noqa: E402
+from autograder.exports import otter as otter_export  # noqa: E402
 
 SEED = 2718
 MODULES = ("amp_update", "loss_scaler", "amp_training_step")
@@ -63,8 +63,8 @@ def test_layout(exported, collected):
     assert sorted(p.name for p in (destination / "tests").iterdir()) == sorted(f"{m}.py" for m in MODULES)
     assert (destination / "grade_entry.py").is_file()
     assert (destination / "requirements.txt").read_text().startswith("torch==")
-    hidden = sorted(p.name for p in (ROOT / "autograder" / "hidden").glob("test_*.py"))
-    assert hidden and sorted(p.name for p in (destination / support / "autograder" / "hidden").glob("test_*.py")) == hidden
+    hidden = sorted(p.name for p in (ROOT / "autograder" / "assignment" / "hidden").glob("test_*.py"))
+    assert hidden and sorted(p.name for p in (destination / support / "autograder" / "assignment" / "hidden").glob("test_*.py")) == hidden
     assert json.loads((destination / support / "otter_settings.json").read_text())["seed"] == SEED
     assert not (destination / support / "solutions").exists()
     assert not list((destination / support).rglob("__pycache__"))

@@ -9,8 +9,8 @@ import pytest
 
 from autograder.reports import github_files, isolation_view, safe_text
 from autograder.reports.tidy import tidy
-from autograder.results import GradeReport
-from autograder.results import TestResult as Result
+from autograder.judging.results import GradeReport
+from autograder.judging.results import TestResult as Result
 from runner_files import output_values, read_output_file, workflow_commands
 
 HOSTILE_LINES = [

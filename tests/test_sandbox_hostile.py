@@ -48,7 +48,7 @@ def confinement_here(shared_boxes):
     missing -- unless AMP_REQUIRE_CONFINEMENT=1 (set by .ci/run and CI), which
     turns a missing layer into a failure."""
     from autograder.sandbox import isolation
-    from autograder.sandbox.boxes import probe_isolation
+    from autograder.sandbox.client import probe_isolation
 
     report = probe_isolation(shared_boxes, Limits())
     if not report.get("confined"):
@@ -91,7 +91,7 @@ MEMORY_PROBE = '''
 for name, module in list(sys.modules.items()):
     if any(word in name for word in ("hidden", "oracle", "visible")) \
             or name.split(".")[0] in ("pytest", "_pytest", "pluggy") \
-            or name in ("autograder.plugin", "autograder.judge", "autograder.engine"):
+            or name in ("autograder.judging.plugin", "autograder.judging.judge", "autograder.judging.engine"):
         FOUND.append(name)
 for obj in gc.get_objects():
     try:

@@ -6,7 +6,6 @@ The decoy servers are sockets this test creates in folders of its own (under
 the sandbox stands between them and the box; never the machine's real sockets.
 """
 import os
-import pathlib
 import shutil
 import site
 import socket

@@ -6,8 +6,8 @@ import os
 import pytest
 import torch
 
-from autograder import integrity
-from autograder.judge import Mistake, expect_relative_error
+from autograder.intake import integrity
+from autograder.judging.judge import Mistake, expect_relative_error
 
 
 def test_a_linked_folder_in_the_middle_of_a_protected_path_is_refused(tmp_path):

@@ -5,11 +5,11 @@ import os
 import pytest
 
 from autograder.sandbox import isolation, uids
-from autograder.sandbox.confinement import _carve
+from autograder.sandbox.confine.confinement import _carve
 
 
 def test_carving_keeps_everything_but_the_grader(tmp_path):
-    for folder in ("lib/python3/site-packages", "repo/autograder/hidden", "repo/.venv/lib", "repo/docs", "bin"):
+    for folder in ("lib/python3/site-packages", "repo/autograder/assignment/hidden", "repo/.venv/lib", "repo/docs", "bin"):
         (tmp_path / folder).mkdir(parents=True)
     root, repo = str(tmp_path), str(tmp_path / "repo")
     kept = _carve(root, [repo])

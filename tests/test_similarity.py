@@ -28,8 +28,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import honest  # noqa: E402
 from disguise import disguise  # noqa: E402
 
-from autograder import similarity  # noqa: E402
-from autograder.reports import class_report  # noqa: E402
+from autograder.similarity import pairs as similarity  # noqa: E402
+from autograder.class_reports import write as class_write  # noqa: E402
 
 pytest.importorskip("copydetect", reason="copydetect (requirements-dev.txt) runs the similarity check")
 
@@ -47,7 +47,7 @@ def _write(folder, module, text):
 
 
 def build_class(root):
-    grad_scaler, _ = similarity.torch_grad_scaler()
+    grad_scaler, _ = similarity.framework_source()
     for module in MODULES:
         variant = (ROOT / "tests" / "variants" / f"{VARIANTS[module]}.py").read_text(encoding="utf-8")
         _write(root / "alice" / "exercises", module, (ROOT / "solutions" / f"{module}.py").read_text(encoding="utf-8"))
@@ -164,12 +164,12 @@ def test_pages_load_nothing_and_link_only_our_pages(checked):
 
 
 def test_a_hostile_pair_page_is_escaped(tmp_path):
-    from autograder.similarity_html import PageWriter
+    from autograder.similarity.side_by_side import PageWriter
 
     text = (ROOT / "exercises" / "amp_update.py").read_text() + HOSTILE_CODE
     start = text.index("SCRIPT")
     pair = similarity.Pair(HOSTILE, "bob", 0.5, 0.4, 120, [[start], [start + 40]], [[0], [10]])
-    name = PageWriter(tmp_path).pair("amp_update", 1, pair, text, "x = 1\n")
+    name = PageWriter(tmp_path, fingerprints=similarity.fingerprint_hashes).pair("amp_update", 1, pair, text, "x = 1\n")
     page = (tmp_path / name).read_text(encoding="utf-8")
     assert "<script" not in page.lower() and "<img" not in page.lower()
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
@@ -178,7 +178,7 @@ def test_a_hostile_pair_page_is_escaped(tmp_path):
 
 
 def test_highlight_escapes_and_marks_only_the_given_regions():
-    from autograder.similarity_html import highlighted
+    from autograder.similarity.side_by_side import highlighted
 
     text = "a = '<b>'\nb = 2\n\u202ec = 3\n"
     html = highlighted(text, [[4], [9]], "a")
@@ -199,7 +199,7 @@ def test_result_file_and_report_section(checked, tmp_path):
     data["modules"]["amp_update"]["pairs"][0]["a"] = HOSTILE + "\n## Injected | heading"
     data["modules"]["amp_update"]["pairs"][0]["members"][0] = HOSTILE + "\n## Injected | heading"
     (out / "similarity" / "similarity.json").write_text(json.dumps(data), encoding="utf-8")
-    class_report.write_all(out, manifest)
+    class_write.write_all(out, manifest)
     report = (out / "report.md").read_text(encoding="utf-8")
     section = report.split("## Similarity", 1)[1].split("\n## ", 1)[0]
     assert "### `amp_update`: 1 flagged pair(s)" in section
@@ -216,7 +216,7 @@ def test_skipped_without_copydetect(tmp_path, monkeypatch):
     _write(student, "amp_update", "x = 1\n")
     result = similarity.run({"ann": student}, tmp_path / "out")
     assert "copydetect is not installed" in result["skipped"]
-    class_report.write_all(tmp_path / "out", {"seed": 1, "students": {"ann": {"status": "ok"}}})
+    class_write.write_all(tmp_path / "out", {"seed": 1, "students": {"ann": {"status": "ok"}}})
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "_Skipped: copydetect is not installed" in report
 

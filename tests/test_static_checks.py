@@ -6,7 +6,8 @@ import pytest
 from helpers import ROOT, mutate, solution_source
 from language_check import english_runs
 
-from autograder.static_checks import find_delegation, review_signs, scan, ta_flags, uncertain_uses
+from autograder.assignment.hand_built.static_checks import (find_delegation, review_signs, scan, ta_flags,
+                                                            uncertain_uses)
 
 DELEGATING = {
     "attribute chain": "import torch\nscaler = torch.amp.GradScaler('cpu')\n",
@@ -72,7 +73,7 @@ UNCERTAIN = {
 }
 
 REVIEW = {
-    "the grader's guard": "import autograder.sandbox.scaler_guard\n",
+    "the grader's guard": "import autograder.assignment.hand_built.scaler_guard\n",
     "the grader assembled": "guard = __import__('auto' + 'grader')\n",
     "the guard module from anywhere": "from somewhere import scaler_guard\n",
     "torch._C": "import torch\ntorch._C._dispatch_tls_set_dispatch_key_excluded(0, False)\n",
@@ -234,8 +235,8 @@ def test_uncertain_lookup_is_flagged_and_keeps_the_points(grade_dir):
 
 
 def test_review_hold_speaks_both_languages_and_spares_other_modules():
-    from autograder.engine import apply_review_verdict
-    from autograder.results import TestResult
+    from autograder.assignment.hand_built.verdicts import apply_review_verdict
+    from autograder.judging.results import TestResult
 
     results = [TestResult(name=n, module=m, max_score=1.0, score=1.0, passed=True, output="")
                for n, m in (("a", "loss_scaler"), ("b", "amp_update"))]

@@ -1,4 +1,4 @@
-"""Taking a submission in (autograder/submission.py): the three contract files,
+"""Taking a submission in (autograder/intake/submission.py): the three contract files,
 copied without following links, one box folder per module; the same verdicts
 where the platform cannot open folders by descriptor (Windows)."""
 import os
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from autograder import safe_files, submission
+from autograder.intake import safe_files, submission
 from helpers import make_submission, solution_source
 
 

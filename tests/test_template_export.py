@@ -15,7 +15,8 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import classroom_reporter as reporter  # noqa: E402
-from autograder import i18n, integrity  # noqa: E402
+from autograder import i18n  # noqa: E402
+from autograder.intake import integrity
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODULES = ("amp_update", "loss_scaler", "amp_training_step")
@@ -40,7 +41,7 @@ def export(tmp_path_factory):
     """(template, bundle); bundle is None where no hidden tests are installed."""
     base = tmp_path_factory.mktemp("export")
     template, bundle = base / "template", base / "bundle"
-    has_hidden = any((ROOT / "autograder" / "hidden").glob("test_hidden_*.py"))
+    has_hidden = any((ROOT / "autograder" / "assignment" / "hidden").glob("test_hidden_*.py"))
     extra = ["--hidden-bundle", str(bundle)] if has_hidden else []
     proc = run(["-m", "autograder", "export-template", str(template), *extra], cwd=ROOT, env=clean_env())
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -50,7 +51,7 @@ def export(tmp_path_factory):
 @pytest.fixture
 def bundle(export):
     if export[1] is None:
-        pytest.skip("autograder/hidden/ holds no hidden tests to bundle")
+        pytest.skip("autograder/assignment/hidden/ holds no hidden tests to bundle")
     return export[1]
 
 
@@ -71,7 +72,7 @@ def test_template_has_what_a_student_needs(export):
     present = files(template)
     for needed in ["README.md", "requirements.txt", "pyproject.toml", ".gitignore",
                    ".github/workflows/classroom.yml", ".github/classroom-manifest.json",
-                   "autograder/__main__.py", "autograder/hidden/README.md", "gpu_lab/amp_backward_lab.py",
+                   "autograder/__main__.py", "autograder/assignment/hidden/README.md", "gpu_lab/amp_backward_lab.py",
                    "benchmarks/results/train_mixed_precision_backward/.gitkeep"]:
         assert needed in present, needed
     for module in MODULES:
@@ -86,17 +87,17 @@ def test_template_leaks_no_solution_and_no_hidden_test(export):
     template, _ = export
     present = files(template)
     for forbidden in ("solutions/", "tests/", "tools/", ".github/template/", ".github/workflows/ci.yml",
-                      "autograder/hidden/test_"):
+                      "autograder/assignment/hidden/test_"):
         assert not any(path.startswith(forbidden) for path in present), forbidden
     assert not any("__pycache__" in path or path.endswith(".pyc") for path in present)
-    assert [p for p in present if p.startswith("autograder/hidden/")] == ["autograder/hidden/README.md"]
+    assert [p for p in present if p.startswith("autograder/assignment/hidden/")] == ["autograder/assignment/hidden/README.md"]
     for module in MODULES:  # the stubs, byte for byte, not the solutions
         shipped = (template / "exercises" / f"{module}.py").read_bytes()
         assert shipped == (ROOT / "exercises" / f"{module}.py").read_bytes()
         assert shipped != (ROOT / "solutions" / f"{module}.py").read_bytes()
     # No hidden test file's distinctive code anywhere in the template.
     shipped_text = "\n".join((template / p).read_text(encoding="utf-8", errors="replace") for p in present)
-    for hidden in (ROOT / "autograder" / "hidden").glob("test_*.py"):
+    for hidden in (ROOT / "autograder" / "assignment" / "hidden").glob("test_*.py"):
         for line in hidden.read_text(encoding="utf-8").splitlines():
             line = line.strip()
             if line.startswith("def test_"):
@@ -106,7 +107,7 @@ def test_template_leaks_no_solution_and_no_hidden_test(export):
 # What a student reads: the README, the lab's guide, the hidden folder's note, the
 # stubs and public tests, requirements.txt and pyproject.toml.
 STUDENT_TEXTS = ("README.md", "requirements.txt", "pyproject.toml", "gpu_lab/README.md",
-                 "autograder/hidden/README.md")
+                 "autograder/assignment/hidden/README.md")
 REPO_PATH = re.compile(r"(?<![\w./-])((?:\.ci|\.github|docs|solutions|tests|tools|benchmarks|gpu_lab|autograder|"
                        r"exercises)/[A-Za-z0-9_./-]*[A-Za-z0-9_/])")
 
@@ -202,8 +203,8 @@ def test_manifest_covers_the_protected_files_and_matches_them(export):
     manifest = json.loads((template / ".github/classroom-manifest.json").read_text(encoding="utf-8"))
     protected = manifest["files"]
     for needed in [".github/workflows/classroom.yml", "requirements.txt", "pyproject.toml",
-                   "autograder/cli_grade.py", "autograder/integrity.py", "autograder/hidden/README.md",
-                   "autograder/visible/test_visible_amp_update.py", "exercises/tests/conftest.py"]:
+                   "autograder/cli/grade.py", "autograder/intake/integrity.py", "autograder/assignment/hidden/README.md",
+                   "autograder/assignment/visible/test_visible_amp_update.py", "exercises/tests/conftest.py"]:
         assert needed in protected, needed
     assert not any(path.startswith("exercises/") and not path.startswith("exercises/tests/")
                    for path in protected), "students edit the exercise modules"
@@ -260,15 +261,15 @@ def test_edited_workflow_and_public_test_are_flagged(student_repo):
 
 
 def test_removed_added_and_shadowing_files_are_flagged(student_repo):
-    (student_repo / "autograder/visible/test_visible_loss_scaler.py").unlink()
-    (student_repo / "autograder/hidden/test_hidden_free_points.py").write_text("", encoding="utf-8")
+    (student_repo / "autograder/assignment/visible/test_visible_loss_scaler.py").unlink()
+    (student_repo / "autograder/assignment/hidden/test_hidden_free_points.py").write_text("", encoding="utf-8")
     (student_repo / ".github/workflows/extra.yml").write_text("", encoding="utf-8")
     (student_repo / "conftest.py").write_text("", encoding="utf-8")
     (student_repo / "exercises/sitecustomize.py").write_text("", encoding="utf-8")
     (student_repo / "exercises/tests/test_my_own.py").write_text("", encoding="utf-8")  # allowed
     (student_repo / "exercises/amp_update.py").write_text("# my work\n", encoding="utf-8")  # allowed
     flags = "\n".join(integrity.tamper_flags(student_repo))
-    for expected in ["test_visible_loss_scaler.py is missing", "autograder/hidden/test_hidden_free_points.py",
+    for expected in ["test_visible_loss_scaler.py is missing", "autograder/assignment/hidden/test_hidden_free_points.py",
                      ".github/workflows/extra.yml", "conftest.py shadows", "exercises/sitecustomize.py"]:
         assert expected in flags, expected
     assert "test_my_own" not in flags and "amp_update.py" not in flags
@@ -307,7 +308,7 @@ def test_trusted_manifest_overrides_the_students_copy(student_repo, export, monk
 
 def test_integrity_check_stays_light():
     # It runs before every grade: no torch import.
-    code = "import sys, autograder.integrity as i; i.tamper_flags('.'); print('torch' in sys.modules)"
+    code = "import sys, autograder.intake.integrity as i; i.tamper_flags('.'); print('torch' in sys.modules)"
     proc = run(["-c", code], cwd=ROOT, env=clean_env())
     assert proc.stdout.strip() == "False", proc.stderr
 
@@ -316,8 +317,8 @@ def test_integrity_check_stays_light():
 
 def test_bundle_is_a_complete_trusted_grader(export, bundle):
     template = export[0]
-    hidden = sorted(p.name for p in (ROOT / "autograder" / "hidden").glob("test_hidden_*.py"))
-    assert hidden and sorted(p.name for p in (bundle / "autograder/hidden").glob("test_hidden_*.py")) == hidden
+    hidden = sorted(p.name for p in (ROOT / "autograder" / "assignment" / "hidden").glob("test_hidden_*.py"))
+    assert hidden and sorted(p.name for p in (bundle / "autograder/assignment/hidden").glob("test_hidden_*.py")) == hidden
     assert (bundle / "classroom-manifest.json").read_bytes() == \
         (template / ".github/classroom-manifest.json").read_bytes()
     assert (bundle / "requirements.txt").is_file() and (bundle / "README.md").is_file()
@@ -460,7 +461,7 @@ def test_readme_is_bilingual_with_the_same_commands(export):
     for half in (chinese, english):
         for needed in ("pytest exercises/tests", "python -m autograder grade --module loss_scaler",
                        "python -m autograder grade --verbose", "python -m autograder grade --quiet",
-                       "python -m autograder grade --lang en", "AUTOGRADER_LANG", "autograder/visible",
+                       "python -m autograder grade --lang en", "AUTOGRADER_LANG", "autograder/assignment/visible",
                        "pypi.tuna.tsinghua.edu.cn", "--model-path", "HF_ENDPOINT"):
             assert needed in half, needed
 
@@ -516,13 +517,13 @@ def test_replaced_visible_test_is_flagged_and_grading_completes(student_repo):
     is shown under the grader, never counted for a module."""
     for module in MODULES:
         shutil.copyfile(ROOT / "solutions" / f"{module}.py", student_repo / "exercises" / f"{module}.py")
-    (student_repo / "autograder" / "visible" / "test_visible_amp_update.py").write_text(
+    (student_repo / "autograder" / "assignment" / "visible" / "test_visible_amp_update.py").write_text(
         "def test_everything_passes():\n    pass\n", encoding="utf-8")
     proc = subprocess.run(argv("python -m autograder grade --seed 3"), cwd=student_repo, capture_output=True,
                           text=True, timeout=600, env=clean_env())
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     data = json.loads((student_repo / "results.json").read_text(encoding="utf-8"))
-    assert any("autograder/visible/test_visible_amp_update.py" in flag and "differs" in flag
+    assert any("autograder/assignment/visible/test_visible_amp_update.py" in flag and "differs" in flag
                for flag in data["extra_data"]["flags"])
     trivial = [t for t in data["tests"] if "everything passes" in t["name"]]
     assert trivial and all(t["tags"] == ["grader"] for t in trivial)
@@ -553,7 +554,7 @@ def test_local_grade_without_hidden_tests_never_claims_a_module_is_done(student_
     """In the template every module's hidden points are unknown here: each line says
     how many were not run, and neither the terminal nor the job summary shows a
     check mark, not even for the module with two real bugs or the correct ones."""
-    from autograder import assignment_points
+    from autograder.assignment.description import HIDDEN_POINTS
 
     with_amp_update_bugs(student_repo)
     summary = tmp_path / "summary.md"
@@ -561,14 +562,14 @@ def test_local_grade_without_hidden_tests_never_claims_a_module_is_done(student_
                cwd=student_repo, env=clean_env(COLUMNS="80"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     data = json.loads((student_repo / "results.json").read_text(encoding="utf-8"))
-    assert data["extra_data"]["hidden_not_run"] == assignment_points.HIDDEN_POINTS
+    assert data["extra_data"]["hidden_not_run"] == HIDDEN_POINTS
     assert not any(t["visibility"] == "hidden" for t in data["tests"])
     stdout = proc.stdout
     assert "✓" not in stdout and "✅" not in stdout
     table = stdout[:stdout.index("\n\n")]
     for module in MODULES:
         (row,) = [line for line in table.splitlines() if line.startswith(module + " ")]
-        points = i18n.text("{points} hidden points", lang, points=str(assignment_points.hidden_points(module)))
+        points = i18n.text("{points} hidden points", lang, points=str(HIDDEN_POINTS[module]))
         assert points in row, row
     assert all(len(line) <= 80 for line in stdout.splitlines())
     markdown = summary.read_text(encoding="utf-8")
@@ -577,7 +578,7 @@ def test_local_grade_without_hidden_tests_never_claims_a_module_is_done(student_
     for module, row in rows.items():
         assert "✅" not in row, row
         assert i18n.text("{score:g} / {maximum:g} visible · {points:g} hidden points not run", lang, score=0,
-                         maximum=0, points=assignment_points.hidden_points(module)).split("·")[1].strip() in row
+                         maximum=0, points=HIDDEN_POINTS[module]).split("·")[1].strip() in row
     heading = markdown.splitlines()[0]
     assert heading.startswith("## " + i18n.text("Autograding, visible tests only: {score:g} / {maximum:g}", lang,
                                                 score=data["score"], maximum=data["max_score"]))

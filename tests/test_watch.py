@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from autograder import cli_watch
-from autograder.results import GradeReport
-from autograder.results import TestResult as Result
+from autograder.cli import watch as cli_watch
+from autograder.judging.results import GradeReport
+from autograder.judging.results import TestResult as Result
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

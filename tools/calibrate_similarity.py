@@ -1,6 +1,6 @@
 """Re-run the similarity calibration: score the independent correct solutions of
 tests/data/honest_fills.py (put into the current stubs) against each other and
-write autograder/similarity_calibration.json, which the class report quotes
+write autograder/assignment/similarity_calibration.json, which the class report quotes
 ("k of n honest pairs reach the threshold"). Run it after the stubs or the
 thresholds change; tests/test_similarity.py fails while the file is stale.
 
@@ -14,7 +14,7 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from autograder import similarity  # noqa: E402
+from autograder.similarity import pairs as similarity  # noqa: E402
 import honest  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Fill translations into a catalog from a Python file defining ``ZH = {msgid: translation}``.
 
-    python tools/fill_catalog.py autograder/locale/zh/grader.po translations.py
+    python tools/fill_catalog.py autograder/i18n/locale/zh/grader.po translations.py
 
 Only empty entries are filled; existing translations are kept. Prints the ids
 still untranslated. (A helper for translators; the catalogs are the source of truth.)
@@ -10,7 +10,7 @@ import sys
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
 
-from autograder import catalog_tools
+from autograder.i18n import catalog_tools
 
 
 def main(po_path, table_path):

@@ -11,6 +11,7 @@ import base64
 import hashlib
 import html
 
+from autograder.reports import colours
 from autograder.reports.safe_text import html_text
 
 NUM = ' class="num"'
@@ -44,8 +45,7 @@ pre { background: #f6f8fa; padding: .5em .7em; white-space: pre-wrap; overflow-w
 .chart .track { background: #eef0f2; height: 1.25em; position: relative; min-width: 0; }
 .chart .bar { background: #4c72b0; height: 100%; }
 .chart .value { position: absolute; left: .3em; top: .1em; font-size: 12px; line-height: 1.05em; background: rgba(255,255,255,.85); padding: 0 .25em; border-radius: 2px; }
-.m-amp_update { background: #4c72b0 !important; } .m-loss_scaler { background: #dd8452 !important; }
-.m-amp_training_step { background: #55a868 !important; } .m-gpu_lab { background: #8172b3 !important; }
+@MODULE_COLOURS@
 .student { border: 1px solid var(--line); border-radius: 6px; padding: .6em 1em; margin: 1em 0; }
 .student:target { outline: 3px solid #4c72b0; }
 .facts { display: grid; grid-template-columns: repeat(auto-fit, minmax(20em, 1fr)); gap: .2em 2em; }
@@ -72,7 +72,7 @@ def page(title, body, lang="en", script=None, style=""):
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp(script)}\">\n"
             "<meta name=\"referrer\" content=\"no-referrer\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>{html.escape(title)}</title><style>{STYLE}{style}</style></head>\n<body>\n{body}\n{tail}"
+            f"<title>{html.escape(title)}</title><style>{STYLE.replace('@MODULE_COLOURS@', colours.css())}{style}</style></head>\n<body>\n{body}\n{tail}"
             "</body></html>\n")
 
 

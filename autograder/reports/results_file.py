@@ -10,10 +10,10 @@ instead of crashing or inventing a score.
 import json
 import math
 
-from autograder import safe_files
+from autograder.intake import safe_files
 from autograder.i18n import LANGUAGES
 from autograder.i18n import text as t
-from autograder.results import GradeReport
+from autograder.judging.results import GradeReport
 from autograder.reports.tidy import tidy
 
 MAX_BYTES = 16 * 1024 * 1024

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from autograder import active_assignment, locations
 from autograder.i18n import _
 from autograder.i18n import text as t
 from autograder.reports import isolation_view, safe_text, wrap
@@ -184,11 +185,21 @@ def _footer(report, lang):
     hidden_passed, hidden_total = report.count("hidden")
     seed = safe_text.terminal_line(report.seed)
     if not hidden_total:  # a note of the grade says why no hidden test ran
-        return t("Visible tests (autograder/visible/) passed {visible_passed}/{visible_total}; seed {seed}.",
-                 lang, visible_passed=visible_passed, visible_total=visible_total, seed=seed)
-    return t("Visible tests (autograder/visible/) passed {visible_passed}/{visible_total}; hidden tests "
-             "passed {hidden_passed}/{hidden_total}; seed {seed}.", lang, visible_passed=visible_passed,
-             visible_total=visible_total, hidden_passed=hidden_passed, hidden_total=hidden_total, seed=seed)
+        return t("Visible tests ({folder}) passed {visible_passed}/{visible_total}; seed {seed}.",
+                 lang, folder=_visible_folder(), visible_passed=visible_passed, visible_total=visible_total, seed=seed)
+    return t("Visible tests ({folder}) passed {visible_passed}/{visible_total}; hidden tests "
+             "passed {hidden_passed}/{hidden_total}; seed {seed}.", lang, folder=_visible_folder(),
+             visible_passed=visible_passed, visible_total=visible_total, hidden_passed=hidden_passed,
+             hidden_total=hidden_total, seed=seed)
+
+
+def _visible_folder():
+    """Where the visible suites are, as a student finds them from the repository's root."""
+    folder = active_assignment.current().visible_dir
+    try:
+        return folder.relative_to(locations.REPO_ROOT).as_posix() + "/"
+    except ValueError:
+        return str(folder)
 
 
 def render(report, mode="compact", lang=None, show_output=None, width=None):

@@ -9,7 +9,7 @@ a value; a test without a module is shown under ``?``.
 import dataclasses
 import math
 
-from autograder.results import GradeReport, TestResult
+from autograder.judging.results import GradeReport, TestResult
 
 UNKNOWN_MODULE = "?"
 

@@ -6,7 +6,7 @@ worker -- PID 1 of its own PID namespace, so the kernel takes every process
 the student started with it -- and tells the judge how the worker ended.
 
 The worker confines itself before the first line of student code
-(:mod:`autograder.sandbox.confinement`: a minimal root, its own uid, limits,
+(:mod:`autograder.sandbox.confine.confinement`: a minimal root, its own uid, limits,
 Landlock, a syscall filter).
 
 It reports what held to the keeper through a pipe it closes before any
@@ -18,8 +18,10 @@ import select
 import signal
 import sys
 
-from autograder.sandbox import cgroups, limits, namespaces
-from autograder.sandbox.confinement import confine
+from autograder.sandbox.confine import cgroups, namespaces
+from autograder.sandbox import assignment_side
+from autograder.sandbox.confine import limits
+from autograder.sandbox.confine.confinement import confine
 
 EXIT_CONFINEMENT_FAILED = 86
 CGROUP_HEADROOM_BYTES = 512 * 2**20  # the worker's own interpreter pages on top of the student's
@@ -167,6 +169,8 @@ def worker_main(config, worker_sock, log_fd, report_fd, flags, problems):
                     os.close(fd)
                 except OSError:
                     pass
+        guard = assignment_side.guard(config.get("module"))
+        config["emptied"] = guard.source_files() if guard is not None else []
         report = confine(config, flags, problems)
         if config.get("probe"):
             os.write(report_fd, json.dumps(report).encode())

@@ -6,7 +6,7 @@
   itself, and is killed as a unit through its keeper.
 * :class:`SpawnBoxes` (macOS, Windows, or ``AUTOGRADER_SANDBOX=spawn``): a fresh
   ``python -I`` per box, confined with what the platform has
-  (:mod:`autograder.sandbox.platforms`).
+  (:mod:`autograder.sandbox.confine.platforms`).
 
 Both hand out :class:`Box` objects with the same surface: ``sock`` (the
 worker's socket), ``isolation`` (what held), ``kill()``, ``exit_status()``.
@@ -20,20 +20,13 @@ import subprocess
 import sys
 import time
 
-from autograder.sandbox import platforms
+from autograder import locations
+from autograder.sandbox.confine import platforms
+from autograder.sandbox.environment import SAFE_ENVIRONMENT, scrubbed_environment  # noqa: F401
 
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PACKAGE_ROOT = str(locations.REPO_ROOT)
 READY_TIMEOUT_S = 180.0
 # Only these variables reach a zygote or worker: no tokens, no runner file-command paths.
-SAFE_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "SYSTEMDRIVE",
-                    "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def scrubbed_environment(environ=None):
-    environ = os.environ if environ is None else environ
-    return {key: value for key, value in environ.items() if key in SAFE_ENVIRONMENT}
-
-
 class BoxError(RuntimeError):
     """The box could not be created (the grader's problem, not the student's)."""
 
@@ -201,6 +194,11 @@ class ZygoteBoxes:
 
     def new_box(self, config, timeout):
         """Fork a box for ``config`` and wait until it is confined; returns a :class:`Box`."""
+        return self.finish_box(self.request_box(config), timeout)
+
+    def request_box(self, config):
+        """Fork a box for ``config``; it confines itself while the caller goes on
+        (:meth:`finish_box` waits for that). Several boxes confine in parallel."""
         self._wait_ready()
         worker_ours, worker_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         keeper_ours, keeper_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -218,7 +216,11 @@ class ZygoteBoxes:
             worker_ours.close()
             keeper_ours.close()
             raise BoxError(f"sandbox zygote could not fork a box: {(reply or {}).get('error', 'no answer')}")
-        box = Box(worker_ours, keeper_ours)
+        return Box(worker_ours, keeper_ours)
+
+    @staticmethod
+    def finish_box(box, timeout):
+        """Wait until a box from :meth:`request_box` is confined; returns it."""
         try:
             return box.wait_ready(timeout)
         except BoxError:
@@ -353,29 +355,9 @@ class SpawnBoxes:
         pass
 
 
-def probe_isolation(boxes, limits):
-    """What a box would get on this machine, found by starting one that runs no
-    student code (grade-many asks before grading a class)."""
-    import tempfile
-
-    from autograder import submission
-    from autograder.sandbox import uids
-    from autograder.sandbox.client import box_config
-
-    with tempfile.TemporaryDirectory(prefix="amp-probe-") as area:
-        uid = uids.allocate(1)[0]
-        specs, _ = submission.take(area, area, uid, uid)  # an empty submission: nothing to read
-        config = box_config(specs["amp_update"], "amp_update", limits, probe=True)
-        if isinstance(boxes, SpawnBoxes):
-            return platforms.wrap_command([], config)[1]
-        box = boxes.new_box(config, timeout=60.0)
-        box.close()
-        return box.isolation
-
-
 def fork_zygote_here():
     """Fork the zygote from this very process, which must hold nothing of the
-    judge yet (a fresh grading process, :mod:`autograder.grading_process`):
+    judge yet (a fresh grading process, :mod:`autograder.judge_process.grading`):
     torch is imported once and serves both."""
     from autograder.sandbox import zygote
 

@@ -16,6 +16,7 @@ import socket
 import time
 from dataclasses import asdict, dataclass, field
 
+from autograder import active_assignment
 from autograder.i18n import _
 from autograder.sandbox import call_clock, wire
 from autograder.sandbox.boxes import BoxError
@@ -110,7 +111,7 @@ class Outcome:
 class Sandbox:
     """One student module, served by a boxed worker that is restarted on failure.
 
-    ``spec`` says where the box's files are (see :func:`autograder.engine.box_specs`):
+    ``spec`` says where the box's files are (see :func:`autograder.judging.engine.box_specs`):
     ``submission`` (a folder holding only this module), ``scratch``, ``log``,
     ``uid``/``gid`` (as root), ``forbidden``/``hide`` (the grader's folders),
     and ``problem`` when the module could not be taken from the submission.
@@ -126,16 +127,39 @@ class Sandbox:
         self.wall_spent = 0.0     # against the backstop (call_clock.WALL_FACTOR x the budget)
         self.restarts = 0
         self.isolation = []       # one report per box started
-        self.delegation = []      # PyTorch scaler machinery the worker refused (Module 2)
+        self.delegation = []      # what the module's guard refused in the worker
         self._box = None
         self._import_error = None
+        self._cpu_mark = None     # the box's CPU count when the last call's clock stopped
+        self._pending = None      # a box asked for by prestart(), not yet confined
+
+    def wanted(self):
+        return bool(self.spec.get("present")) and not self.spec.get("problem")
 
     # -- process management -------------------------------------------------
-    def _start(self):
-        config = box_config(self.spec, self.module_name, self.limits)
+    def request_box(self):
+        """Ask for this module's box without waiting for its confinement (prestart)."""
+        if self._box is not None or self._pending is not None or not self.wanted() \
+                or not hasattr(self.boxes, "request_box"):
+            return
         started = time.monotonic()
         try:
-            self._box = self.boxes.new_box(config, self.limits.import_timeout)
+            self._pending = self.boxes.request_box(box_config(self.spec, self.module_name, self.limits))
+        except (BoxError, OSError):
+            self._pending = None  # _start() asks again and reports what went wrong
+        finally:
+            self.wall_spent += time.monotonic() - started
+
+    def _start(self):
+        started = time.monotonic()
+        pending, self._pending = self._pending, None
+        self._cpu_mark = None
+        try:
+            if pending is not None:
+                self._box = self.boxes.finish_box(pending, self.limits.import_timeout)
+            else:
+                config = box_config(self.spec, self.module_name, self.limits)
+                self._box = self.boxes.new_box(config, self.limits.import_timeout)
         except (BoxError, OSError) as exc:
             self._import_error = StudentError("sandbox", message=str(exc)[:300])
             return
@@ -161,9 +185,13 @@ class Sandbox:
             self.close()
 
     def close(self):
+        if self._pending is not None:
+            self._pending.close()
+            self._pending = None
         if self._box is not None:
             self._box.close()
             self._box = None
+        self._cpu_mark = None
 
     def _exit_status(self):
         if self._box is None:
@@ -186,7 +214,7 @@ class Sandbox:
 
     def _request(self, message, timeout):
         request_id = secrets.token_hex(8)
-        clock = call_clock.CallClock(self._box)
+        clock = call_clock.CallClock(self._box, since=self._cpu_mark)
         deadline = clock.backstop(timeout)
         sock = self._box.sock
         try:
@@ -221,6 +249,7 @@ class Sandbox:
     def _charge(self, clock):
         self.spent += clock.update()
         self.wall_spent += time.monotonic() - clock.started
+        self._cpu_mark = clock.last_cpu if clock.counting else None
 
     def _outcome(self, frame):
         if not frame.get("ok"):
@@ -279,3 +308,32 @@ class Sandbox:
     def scenario(self, name, spec, timeout=None):
         """Run the trusted scenario ``name`` with the student module plugged in."""
         return self._send({"op": "scenario", "name": name, "spec": spec}, timeout)
+
+
+def prestart(sandboxes, modules=None):
+    """Ask for every box a grade will use at once, so that they confine in
+    parallel instead of one after the other at each module's first call."""
+    for sandbox in sandboxes:
+        if not modules or sandbox.module_name in modules:
+            sandbox.request_box()
+
+
+def probe_isolation(boxes, limits):
+    """What a box would get on this machine, found by starting one that runs no
+    student code (grade-many asks before grading a class)."""
+    import tempfile
+
+    from autograder.intake import submission
+    from autograder.sandbox import boxes as box_factories, uids
+    from autograder.sandbox.confine import platforms
+
+    with tempfile.TemporaryDirectory(prefix="amp-probe-") as area:
+        uid = uids.allocate(1)[0]
+        specs, _ = submission.take(area, area, uid, uid)  # an empty submission: nothing to read
+        first = active_assignment.current().modules[0]
+        config = box_config(specs[first], first, limits, probe=True)
+        if isinstance(boxes, box_factories.SpawnBoxes):
+            return platforms.wrap_command([], config)[1]
+        box = boxes.new_box(config, timeout=60.0)
+        box.close()
+        return box.isolation

@@ -1,6 +1,6 @@
 """What confined a submission: the boxes' reports, combined into one.
 
-Each box reports what held for it (:func:`autograder.sandbox.confinement.confine`);
+Each box reports what held for it (:func:`autograder.sandbox.confine.confinement.confine`);
 a grade shows the weakest: it is ``confined`` only when every box was.
 """
 KEYS = ("root", "fs", "syscalls", "network", "signals", "process_namespace", "uid", "scratch", "memory", "cpu")

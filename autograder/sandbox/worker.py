@@ -7,7 +7,8 @@ It serves requests from the judge over one socket, one at a time:
   returns its value plus the arguments as they are after the call (to see
   in-place mutation);
 * ``{"op": "scenario", "name", "spec"}`` runs a trusted scenario from
-  :mod:`autograder.scenarios` with the student module plugged in.
+  the assignment's worker side (:mod:`autograder.sandbox.assignment_side`)
+  with the student module plugged in.
 
 Every answer is plain data (:mod:`autograder.sandbox.wire`) and echoes the
 request's random ``id``. Whatever the student code does here -- lie, patch,
@@ -19,9 +20,8 @@ import os
 import sys
 import traceback
 
-from autograder import scenarios
-from autograder.sandbox import scaler_guard, wire
-from autograder.sandbox.boxes import scrubbed_environment
+from autograder.sandbox import assignment_side, wire
+from autograder.sandbox.environment import scrubbed_environment
 
 BLOCKED_PACKAGES = ("solutions", "autograder", "exercises")
 
@@ -94,9 +94,9 @@ class Worker:
                                                if entry and os.path.isdir(entry)
                                                and not os.path.isdir(os.path.join(entry, "autograder"))]
         sys.meta_path.insert(0, _BlockGraderImports())
-        if self.module_name == "loss_scaler":
-            scaler_guard.install()
-            self.guard = scaler_guard
+        self.guard = assignment_side.guard(self.module_name)
+        if self.guard is not None:
+            self.guard.install()
         os.chdir(self.submission_dir)
 
     def handle(self, request):
@@ -115,7 +115,7 @@ class Worker:
                     "args_after": wire.encode_value(args),
                     "kwargs_after": wire.encode_value(kwargs)}
         if op == "scenario":
-            runner = scenarios.STUDENT_SCENARIOS[request["name"]]
+            runner = assignment_side.scenario(request["name"])
             return {"value": wire.encode_value(runner(self.module, request.get("spec", {})))}
         raise ValueError(f"unknown op {op!r}")
 

@@ -32,7 +32,9 @@ def _preload():
     import torch
 
     torch.set_num_threads(1)
-    import torch._dynamo  # noqa: F401  (optimizer.step imports it on first use, ~2 s)
+    from autograder import torch_startup
+
+    torch_startup.install()  # optimizers need only eager mode's answers from torch._dynamo
     import torch.nn.functional  # noqa: F401
 
     # Low-precision CPU kernels read the CPU's features (cpuinfo: /proc, /sys) on
@@ -41,8 +43,21 @@ def _preload():
         with torch.autocast("cpu", dtype=dtype):
             torch.nn.functional.linear(torch.ones(2, 2), torch.ones(2, 2)).float().sum()
         (torch.ones(4, dtype=dtype) * 2).float().square().sum().sqrt()
-    import autograder.scenarios  # noqa: F401
-    from autograder.sandbox import box, landlock, namespaces, scaler_guard, syscall_filter, worker  # noqa: F401
+    from autograder.sandbox import assignment_side, box, worker  # noqa: F401
+    from autograder.sandbox.confine import landlock, namespaces, syscall_filter  # noqa: F401
+
+    assignment_side.load()  # its scenarios and guards, while grader files can still be read
+    freeze_heap()
+
+
+def freeze_heap():
+    """Move everything imported so far out of the garbage collector's reach: a forked
+    box that collected would write to every object's header and copy every page
+    of torch's heap (copy-on-write); frozen, the pages stay shared."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def _reply(channel, message):
@@ -122,7 +137,7 @@ def _become_zygote():
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # box keepers are reaped by the kernel
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the judge decides when we stop
     if sys.platform.startswith("linux"):
-        from autograder.sandbox import namespaces
+        from autograder.sandbox.confine import namespaces
 
         namespaces.not_dumpable()
 
@@ -144,7 +159,7 @@ def main():
 
 def forked_main(control):
     """The zygote forked from a clean grading process (see
-    :mod:`autograder.grading_process`): everything is imported already."""
+    :mod:`autograder.judge_process.grading`): everything is imported already."""
     try:
         os.setsid()
         null = os.open(os.devnull, os.O_RDWR)

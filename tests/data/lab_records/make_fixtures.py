@@ -4,7 +4,7 @@
 
 Each ``bad_*`` record differs from the chapter's published run by ONE inconsistency and must
 be refused as invalid; each ``impossible_*`` record is consistent but breaks ONE physical bound
-(autograder/lab_plausibility.py) and earns no credit; ``nocredit_*`` records are consistent and
+(autograder/assignment/lab/plausibility.py) and earns no credit; ``nocredit_*`` records are consistent and
 possible but earn no GPU credit; ``credit_*`` records are variants that still earn it. ``cpu_smoke_sample.json``
 comes from ``python gpu_lab/amp_backward_lab.py --run-mode cpu_smoke`` (valid, no credit). ``manifest.json`` lists the
 expected verdict and a phrase the refusal reason must contain; tests/test_lab_check.py reads it.

@@ -1,0 +1,137 @@
+"""The seam between the engine and an assignment: which assignment is graded,
+and what its declarative description says.
+
+An assignment is a Python package holding ``description.py`` (its modules,
+TODO graph, the points only its hidden suites hold, and the dotted names of its
+optional parts), ``visible/`` and ``hidden/`` suites and ``locale/<lang>/*.po``
+catalogs. The engine reads it only through :func:`current`; no engine module
+imports an assignment by name. The default is this repository's chapter;
+``$AUTOGRADER_ASSIGNMENT`` (a package name) points the engine at another, which
+is how the tests grade a second, tiny assignment end to end.
+
+This module imports nothing of the engine, so every room may use it.
+"""
+import dataclasses
+import functools
+import importlib
+import importlib.util
+import os
+import pathlib
+
+DEFAULT_PACKAGE = "autograder.assignment"
+ENV_VAR = "AUTOGRADER_ASSIGNMENT"
+
+
+class AssignmentError(Exception):
+    """The description is missing or does not say what the engine needs."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Assignment:
+    package: str
+    folder: pathlib.Path
+    title: object                    # a catalog message (autograder.i18n.Message) or str
+    modules: tuple                   # student module names, in the order reports show them
+    todos: dict                      # module -> {todo number: what it builds (a message)}
+    builds_on: dict                  # todo -> TODOs it uses directly
+    hidden_points: dict              # module -> points only the hidden suites hold
+    module_labels: dict = dataclasses.field(default_factory=dict)  # module -> how its messages name it
+    optional_module: str = ""        # the results tag of optional credit (e.g. a lab), "" if none
+    worker_side: str = ""            # imported by the zygote: scenarios and per-module guards
+    suite_plugins: tuple = ()        # pytest plugins (fixtures) the suites use besides the engine's
+    grade_hooks: str = ""            # verdicts after the suites ran, optional credit
+    commands: dict = dataclasses.field(default_factory=dict)  # subcommand -> module (add_parser)
+    exercises_dir: pathlib.Path = None  # the student stubs and public tests
+    solutions_dir: pathlib.Path = None  # the reference solution
+    template_parts: str = ""         # what a student template holds besides engine, stubs, suites
+    student_readme: pathlib.Path = None  # the README of a student's repository
+    similarity: dict = dataclasses.field(default_factory=dict)  # module -> (threshold, min overlap, why)
+    similarity_framework: dict = dataclasses.field(default_factory=dict)  # a module against a package's file
+
+    @property
+    def visible_dir(self):
+        return self.folder / "visible"
+
+    @property
+    def hidden_dir(self):
+        return self.folder / "hidden"
+
+    @property
+    def locale_dir(self):
+        return self.folder / "locale"
+
+    def files(self):
+        return tuple(f"{module}.py" for module in self.modules)
+
+    def module_of(self, todo):
+        for module, table in self.todos.items():
+            if todo in table:
+                return module
+        return None
+
+    def hidden_points_of(self, module):
+        return self.hidden_points.get(module, 0)
+
+    def label(self, module):
+        return self.module_labels.get(module, module)
+
+    def hidden_tests_available(self):
+        return any(self.hidden_dir.glob("test_*.py"))
+
+    def resolve(self, name):
+        """A part's module: dotted names starting with "." live in this package."""
+        return importlib.import_module(name, self.package) if name else None
+
+    def hooks(self):
+        """The grade-hooks module (None when the assignment has none)."""
+        return self.resolve(self.grade_hooks)
+
+    def plugins(self):
+        return [self.resolve(name) for name in self.suite_plugins]
+
+
+def package_name():
+    return os.environ.get(ENV_VAR) or DEFAULT_PACKAGE
+
+
+@functools.cache
+def folder_of(package):
+    """The assignment's folder, found without importing it (the catalogs need it early)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise AssignmentError(f"assignment package {package!r} not found")
+    return pathlib.Path(list(spec.submodule_search_locations)[0]).resolve()
+
+
+@functools.cache
+def load(package):
+    try:
+        description = importlib.import_module(package + ".description")
+    except ModuleNotFoundError as exc:
+        raise AssignmentError(f"{package}: no description module ({exc})") from exc
+    missing = [name for name in ("TITLE", "MODULES", "TODOS", "EXERCISES_DIR") if not hasattr(description, name)]
+    if missing:
+        raise AssignmentError(f"{package}.description lacks {', '.join(missing)}")
+    return Assignment(
+        package=package, folder=folder_of(package), title=description.TITLE,
+        modules=tuple(description.MODULES), todos=dict(description.TODOS),
+        builds_on=dict(getattr(description, "BUILDS_ON", {})),
+        hidden_points=dict(getattr(description, "HIDDEN_POINTS", {})),
+        module_labels=dict(getattr(description, "MODULE_LABELS", {})),
+        optional_module=getattr(description, "OPTIONAL_MODULE", ""),
+        worker_side=getattr(description, "WORKER_SIDE", ""),
+        suite_plugins=tuple(getattr(description, "SUITE_PLUGINS", ())),
+        grade_hooks=getattr(description, "GRADE_HOOKS", ""),
+        commands=dict(getattr(description, "COMMANDS", {})),
+        exercises_dir=getattr(description, "EXERCISES_DIR", None),
+        solutions_dir=getattr(description, "SOLUTIONS_DIR", None),
+        template_parts=getattr(description, "TEMPLATE_PARTS", ""),
+        student_readme=getattr(description, "STUDENT_README", None),
+        similarity=dict(getattr(description, "SIMILARITY", {})),
+        similarity_framework=dict(getattr(description, "SIMILARITY_FRAMEWORK", {})),
+    )
+
+
+def current():
+    """The assignment being graded (cached per package name)."""
+    return load(package_name())

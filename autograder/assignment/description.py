@@ -1,0 +1,114 @@
+"""Mixed Precision Backward, declared: what the engine needs to know to grade it.
+
+Data only (the engine reads it through :mod:`autograder.active_assignment`):
+the three student modules in report order, their TODOs and how they build on
+each other, the points only the hidden suites hold, and the dotted names of the
+parts that are code (relative names resolve inside this package).
+
+Every graded test names the TODO it exercises (``@pytest.mark.todo(n)``); a
+check inside it may blame another TODO (``Mistake(..., todo=m)``) when the
+symptom points there. ``BUILDS_ON`` is what the diagnosis uses: a failure in a
+TODO that others build on is fixed first, and the tests of the TODOs built on
+it say so instead of giving their own hints.
+"""
+from autograder import locations
+from autograder.i18n import _
+
+TITLE = _("Mixed Precision Backward")
+
+MODULES = ("amp_update", "loss_scaler", "amp_training_step")
+MODULE_LABELS = {"amp_update": "Module 1", "loss_scaler": "Module 2", "amp_training_step": "Module 3"}
+
+# module -> {todo: what it builds}
+TODOS = {
+    "amp_update": {
+        1: _("unscale_gradients: restore the real gradient scale"),
+        2: _("global_grad_norm: one global L2 norm, squares summed in FP32"),
+        3: _("plan_mixed_precision_update: finite check, then norm and clipping"),
+    },
+    "loss_scaler": {
+        4: _("update_scale: backoff on overflow, growth after growth_interval clean steps"),
+        5: _("scale: multiply the loss by the scale as an FP32 tensor"),
+        6: _("unscale_: unscale param.grad in place and record found_inf"),
+        7: _("step: unscale if needed, then step or skip"),
+        8: _("update: apply update_scale and start the next iteration"),
+        9: _("state_dict: GradScaler's five keys"),
+    },
+    "amp_training_step": {
+        10: _("validate precision and scaler, choose the autocast dtype"),
+        11: _("microbatches: autocast forward, weighted loss, (scaled) backward"),
+        12: _("boundary: unscale once, finite check, global norm, clip"),
+        13: _("step or skip, scaler update, clear the gradients"),
+    },
+}
+
+# todo -> the TODOs whose results it uses (direct only)
+BUILDS_ON = {
+    3: (1, 2),
+    7: (6,),
+    8: (4, 6, 7),
+    9: (4, 5, 6, 7, 8),
+    11: (10,),
+    12: (11,),
+    13: (12,),
+}
+
+# The student template ships without hidden/, so a local grade cannot count
+# these: this table lets it say, per module, how much was not run there.
+# tests/test_assignment_points.py collects the hidden suites and fails on drift.
+HIDDEN_POINTS = {
+    "amp_update": 23,
+    "loss_scaler": 27,
+    "amp_training_step": 23,
+}
+
+# The results tag of the optional credit (the GPU lab, the chapter's Step 5).
+OPTIONAL_MODULE = "gpu_lab"
+
+# Where the student stubs and the reference live (the repository's contract folders).
+EXERCISES_DIR = locations.REPO_ROOT / "exercises"
+SOLUTIONS_DIR = locations.REPO_ROOT / "solutions"
+STUDENT_README = locations.REPO_ROOT / ".github" / "template" / "README.md"
+
+# Imported by the sandbox's zygote before confinement: the scenarios a worker
+# runs and the guard a module's worker installs (Module 2 is built by hand).
+WORKER_SIDE = ".worker_side"
+# pytest plugins the suites use besides the engine's fixtures.
+SUITE_PLUGINS = (".hand_built.fixtures",)
+# After the suites: the built-by-hand verdicts and the lab's optional credit.
+GRADE_HOOKS = ".grade_hooks"
+# Subcommands only this chapter has: python -m autograder <name>.
+COMMANDS = {
+    "check-lab": ".lab.cli",
+    "conformance": ".conformance.cli",
+}
+# What the student template holds besides the engine, the exercises and the
+# assignment's visible suites (the GPU lab, with its staff files left out).
+TEMPLATE_PARTS = ".lab.template_part"
+
+# Similarity policies (tools/calibrate_similarity.py): flag a pair at or above
+# the threshold with at least this many matching filtered characters.
+SIMILARITY = {
+    "amp_update": (0.60, 100, (
+        "Three one-line TODOs that the stub's comments all but dictate. Once the given code, the reference "
+        "answers and passages shared by more than a few submissions are removed, independent correct "
+        "solutions share at most about 0.3; a disguised copy keeps about 0.97. Little code is left to "
+        "compare, so read a flagged pair against its other modules.")),
+    "loss_scaler": (0.50, 150, (
+        "Six TODOs inside a given class: independent correct solutions share at most about 0.25 of what "
+        "is left once the given code, the reference answers and common passages are removed; a disguised "
+        "copy keeps about 0.8.")),
+    "amp_training_step": (0.50, 150, (
+        "Four TODOs wiring autocast, backward, unscale, clip and step: the calls are fixed by the "
+        "assignment, their arrangement is not (independent solutions: at most about 0.18; a disguised "
+        "copy: about 0.9).")),
+}
+# A module also compared with a file of an installed package: the student's
+# scaler against torch's own (names do not matter to the fingerprints).
+SIMILARITY_FRAMEWORK = {
+    "module": "loss_scaler", "package": "torch", "file": "amp/grad_scaler.py", "label": "GradScaler",
+    "threshold": 0.40, "min_overlap": 150,
+    "why": ("Share of the student's loss_scaler.py found in torch/amp/grad_scaler.py of the installed "
+            "torch (names do not matter). Hand-written scalers follow the same contract but share little "
+            "code with it (the reference and an independent variant: about 0.1)."),
+}

@@ -1,0 +1,14 @@
+"""What a sandbox worker of this assignment needs (``WORKER_SIDE`` in the
+description). The zygote imports it before any box is confined, so nothing
+here may hold an expected value: it lives in the same memory as student code.
+
+* ``SCENARIOS``: scenario name -> runner(student_module, spec);
+* ``GUARDS``: module -> a guard the worker installs before importing it. A
+  guard has ``install()``, ``SEEN`` (what it refused, reported to the judge)
+  and ``source_files()`` (files the box's root shows empty).
+"""
+from autograder.assignment import scenarios
+from autograder.assignment.hand_built import scaler_guard
+
+SCENARIOS = scenarios.STUDENT_SCENARIOS
+GUARDS = {"loss_scaler": scaler_guard}

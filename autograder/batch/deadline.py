@@ -1,0 +1,222 @@
+"""Grading what was there at the deadline: which commit of a student's
+repository counts, and a plain folder holding it.
+
+Two ways to say which commit was "there" (``--deadline-source``):
+
+- ``committed`` (default): the last commit on the default branch whose
+  *committer* time is at or before the deadline, walking first parents from
+  the branch head. Works offline on any clone; but the time is written by the
+  student's machine (a wrong clock, or ``GIT_COMMITTER_DATE``, moves it).
+- ``pushed``: the branch head after the student's last push at or before the
+  deadline, from a file of push times recorded by the server (see
+  :func:`load_pushes`; the grade-class workflow builds it from GitHub's
+  repository activity API). Needs that record, but a student cannot forge it.
+
+A folder that is not a git repository is graded as it is, and marked so.
+Nothing here changes the student's folder: see :mod:`autograder.batch.git_snapshot`.
+"""
+import dataclasses
+import datetime
+import json
+import pathlib
+import re
+
+from autograder.batch import git_snapshot
+from autograder.intake import safe_files
+from autograder.batch.jobs import CRASHED, NO_COMMIT
+
+COMMITTED, PUSHED, WORKING_TREE = "committed", "pushed", "working tree"
+SOURCES = (COMMITTED, PUSHED)
+PUSHES_VERSION = 1
+MAX_PUSHES_BYTES = 64 * 2**20
+_SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+
+
+class DeadlineError(ValueError):
+    """A deadline or push file that cannot be used; the message says why."""
+
+
+def parse_deadline(text):
+    """``2026-12-15T23:59+08:00`` (ISO 8601 with a zone: ``Z`` or ``±HH:MM``) -> aware datetime."""
+    value = str(text).strip()
+    try:
+        when = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+    except ValueError:
+        raise DeadlineError(f"--deadline {text!r}: expected ISO 8601 such as 2026-12-15T23:59+08:00") from None
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise DeadlineError(f"--deadline {text!r} has no time zone: add one, e.g. {value}+08:00 or {value}Z")
+    return when
+
+
+def _parse_time(value, where):
+    if not isinstance(value, str):
+        raise DeadlineError(f"{where}: pushed_at is not a string")
+    try:
+        return parse_deadline(value)
+    except DeadlineError:
+        raise DeadlineError(f"{where}: pushed_at {value[:40]!r} is not an ISO 8601 time with a zone") from None
+
+
+def load_pushes(path):
+    """The push record: ``{student folder: [(sha, pushed_at datetime), ...]}``.
+
+    The file (JSON, strict)::
+
+        {"version": 1,
+         "pushes": {"amp-alice": [{"sha": "<40 hex>", "pushed_at": "2026-12-15T15:58:03Z"}, ...],
+                    ...}}
+
+    One entry per push to the default branch: ``sha`` is the branch head after
+    that push, ``pushed_at`` when the server received it (with a zone). Other
+    keys (``ref``, ``activity_type``...) are allowed and ignored.
+    """
+    try:
+        raw = safe_files.read_regular(str(path), MAX_PUSHES_BYTES)
+        data = json.loads(raw.decode("utf-8"))
+    except safe_files.UnsafeFile as exc:
+        raise DeadlineError(f"--pushes {path}: {safe_files.describe(exc.kind, exc.detail)}") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise DeadlineError(f"--pushes {path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("version") != PUSHES_VERSION or not isinstance(data.get("pushes"), dict):
+        raise DeadlineError(f"--pushes {path}: expected {{\"version\": {PUSHES_VERSION}, \"pushes\": {{folder: [...]}}}}")
+    table = {}
+    for student, pushes in data["pushes"].items():
+        if not isinstance(pushes, list):
+            raise DeadlineError(f"--pushes {path}: the pushes of {student!r} are not a list")
+        rows = []
+        for index, push in enumerate(pushes):
+            where = f"--pushes {path}: {student!r}[{index}]"
+            if not isinstance(push, dict) or not isinstance(push.get("sha"), str) \
+                    or not _SHA.fullmatch(push["sha"].lower()):
+                raise DeadlineError(f"{where}: needs a full hexadecimal 'sha'")
+            rows.append((push["sha"].lower(), _parse_time(push.get("pushed_at"), where)))
+        table[student] = rows
+    return table
+
+
+@dataclasses.dataclass
+class DeadlineSpec:
+    when: datetime.datetime
+    source: str = COMMITTED
+    pushes: dict = None           # student -> [(sha, datetime)] for PUSHED
+    pushes_file: str = ""
+
+    def describe(self):
+        return {"deadline": iso(self.when, self.when), "source": self.source,
+                **({"pushes_file": self.pushes_file} if self.source == PUSHED else {})}
+
+
+def iso(when, zone_of):
+    """``when`` shown in the deadline's zone (what the comparison means), seconds precision."""
+    return when.astimezone(zone_of.tzinfo).isoformat(timespec="seconds")
+
+
+def _from_timestamp(timestamp, deadline):
+    return datetime.datetime.fromtimestamp(timestamp, tz=datetime.timezone.utc).astimezone(deadline.tzinfo)
+
+
+def choose_committed(history, deadline):
+    """The first ``(timestamp, sha)`` of a first-parent history (newest first) at or before ``deadline``."""
+    limit = deadline.timestamp()
+    return next(((ts, sha) for ts, sha in history if ts <= limit), None)
+
+
+def choose_pushed(pushes, deadline):
+    """``(sha, pushed_at)`` of the last push at or before ``deadline``, or None."""
+    before = [(when, sha) for sha, when in pushes if when <= deadline]
+    if not before:
+        return None
+    when, sha = max(before, key=lambda item: item[0])
+    return sha, when
+
+
+@dataclasses.dataclass
+class Snapshot:
+    """What to grade for one student under a deadline."""
+    record: dict                  # extra_data.submission_commit
+    tree: pathlib.Path = None     # exported graded commit (None: grade the folder as it is / nothing)
+    latest_tree: pathlib.Path = None
+    status: str = ""              # '' (grade), NO_COMMIT, or CRASHED (unreadable repository)
+    reason: str = ""
+    notes: list = dataclasses.field(default_factory=list)
+
+
+def default_branch(clone):
+    """The branch a clone of the student's repository stands for: the remote's
+    default (``origin/HEAD``, set by ``git clone``), else the checked-out branch."""
+    for name, shown in (("refs/remotes/origin/HEAD", "origin/HEAD"), ("HEAD", "HEAD")):
+        sha = git_snapshot.resolve(clone, name)
+        if sha:
+            return sha, shown
+    return None, None
+
+
+def take_snapshot(student_dir, student, spec, workdir, also_latest=False):
+    """Export the commit that counts for ``student`` (and the branch head with
+    ``also_latest``) under ``workdir``; never raises for a student's repository."""
+    record = {"deadline": iso(spec.when, spec.when), "source": spec.source}
+    kind = git_snapshot.has_repository(student_dir)
+    if kind is None:
+        record.update(source=WORKING_TREE, note="not a git repository: the folder was graded as it is")
+        return Snapshot(record)
+    if kind == "odd":
+        return Snapshot(record, status=CRASHED,
+                        reason=".git is a link or a file, not a folder: the repository was not read")
+    base = pathlib.Path(workdir)
+    try:
+        clone = git_snapshot.sanitized_clone(student_dir, base / "clone.git")
+        head, branch = default_branch(clone)
+        if head is None:
+            record.update(sha=None, later_commits=0)
+            return Snapshot(record, status=NO_COMMIT, reason="the repository has no commit")
+        record["branch"] = branch
+        chosen = _choose(clone, head, student, spec, record)
+        latest = {"sha": head, "committed_at": iso(_from_timestamp(git_snapshot.commit_timestamp(clone, head),
+                                                                    spec.when), spec.when)}
+        snapshot = Snapshot(record)
+        if chosen is None:
+            record.update(sha=None, later_commits=git_snapshot.count_commits(clone, None, head), latest=latest)
+            snapshot.status, snapshot.reason = NO_COMMIT, _no_commit_reason(spec, student)
+        else:
+            record["later_commits"] = git_snapshot.count_commits(clone, record["sha"], head)
+            snapshot.tree = base / "graded"
+            snapshot.notes = git_snapshot.export_commit(clone, record["sha"], snapshot.tree)
+            if head != record["sha"]:
+                record["latest"] = latest
+        if also_latest and "latest" in record:
+            snapshot.latest_tree = base / "latest"
+            git_snapshot.export_commit(clone, head, snapshot.latest_tree)
+        if snapshot.notes:
+            record["notes"] = snapshot.notes
+        return snapshot
+    except git_snapshot.GitError as exc:
+        return Snapshot(record, status=CRASHED, reason=f"the git repository could not be read: {exc}")
+
+
+def _choose(clone, head, student, spec, record):
+    """Fill ``record`` with the graded commit; returns its sha, or None."""
+    if spec.source == PUSHED:
+        found = choose_pushed((spec.pushes or {}).get(student, []), spec.when)
+        if found is None:
+            return None
+        sha, pushed_at = found
+        if git_snapshot.resolve(clone, sha) != sha:
+            raise git_snapshot.GitError(f"the commit {sha[:12]} pushed at {iso(pushed_at, spec.when)} is not "
+                                        "in this clone (overwritten by a later force push? fetch it first)")
+        record.update(sha=sha, pushed_at=iso(pushed_at, spec.when),
+                      committed_at=iso(_from_timestamp(git_snapshot.commit_timestamp(clone, sha), spec.when),
+                                       spec.when))
+        return sha
+    found = choose_committed(git_snapshot.first_parent_history(clone, head), spec.when)
+    if found is None:
+        return None
+    timestamp, sha = found
+    record.update(sha=sha, committed_at=iso(_from_timestamp(timestamp, spec.when), spec.when))
+    return sha
+
+
+def _no_commit_reason(spec, student):
+    if spec.source == PUSHED and student not in (spec.pushes or {}):
+        return "the push record has no entry for this folder"
+    what = "push" if spec.source == PUSHED else "commit"
+    return f"no {what} on the default branch at or before {iso(spec.when, spec.when)}"

@@ -1,0 +1,371 @@
+"""Grade a whole class: ``grade-many`` and ``merge-scores``.
+
+    python -m autograder grade-many ROOT --output-dir DIR [--jobs N] [--seed S]
+                                    [--shard K/N] [--only STUDENT ...] [--timeout SECONDS]
+    python -m autograder merge-scores SHARD_DIR [SHARD_DIR ...] --output-dir DIR
+
+``ROOT`` holds one folder per student: a clone of their repository (as
+``gh classroom clone student-repos`` lays them out) or just their ``exercises/``.
+
+Speed without sharing: this process imports torch, pytest and
+the grader (and loads the test modules) once, and starts one sandbox zygote (a
+clean process that never sees any of that); then, per student, it forks a
+child that runs exactly what ``python -m autograder grade`` runs
+(:func:`autograder.judging.engine.grade_submission`, same seed, same isolation) through
+a channel of its own to the zygote, with a uid of its own when run as root, and
+writes ``DIR/<student>/results.json`` itself (see :mod:`autograder.batch.jobs`).
+Student code only ever runs in the boxes the zygote forks: nothing of this
+process is in their memory, and each dies with its whole process namespace.
+A child that dies or outlives ``--timeout`` is killed; that student gets a zero
+with the reason, nobody else is affected. Where ``fork`` does not exist
+(Windows) each student is a ``grade`` subprocess.
+
+Before grading, a probe box says what confinement this machine gives; without
+it the batch refuses to run unless ``--allow-unconfined`` is given.
+
+Everything a report needs is on disk: ``DIR/run.json`` (the seed, and per
+student the status, the reason and where the submission was found) plus each
+``DIR/<student>/results.json``. ``scores.csv``, ``report.md`` and the charts
+are rebuilt from those after every run, so ``--only`` (re-grade one student)
+and ``merge-scores`` (join shards) produce the same files a single run would.
+"""
+import collections
+import contextlib
+import io
+import os
+import pathlib
+import signal
+import sys
+import time
+
+from autograder.intake import integrity
+from autograder.batch.jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULTS, STATUSES,  # noqa: F401
+                                   TIMED_OUT, ForkJob, SubprocessJob, _score_of, _write_report, kill_tree,
+                                   add_extra_data, sweep_orphans, zero_report)
+from autograder.batch.plan import locate_submission  # noqa: F401  (batch.locate_submission, as before)
+from autograder.batch.plan import plan_students, record_latest_scores, safe_write
+from autograder.batch.progress import Progress
+from autograder.sandbox.confine import limits as os_limits
+from autograder.sandbox import uids
+
+DEFAULT_TIMEOUT_S = 900.0   # > 3 modules x (import 30 s + budget 150 s): only a stuck grader hits it
+POLL_S = 0.02
+RESERVE_NAME = ".grade-many-reserve"
+RESERVE_BYTES = 4 * 2**20   # room kept for run.json, scores.csv and report.md on a full disk
+
+
+class UsageError(Exception):
+    """Bad arguments or input folders: exit code 2."""
+
+
+def run_command(prog, work, args):
+    """Run one class-grading command; a :class:`UsageError` is exit code 2, said
+    on stderr (escaped: it may name a student's folder)."""
+    from autograder.reports.safe_text import terminal_lines
+
+    try:
+        return work(args)
+    except UsageError as exc:
+        print("\n".join(terminal_lines(f"{prog}: {exc}")), file=sys.stderr)
+        return 2
+
+
+# -- finding students ------------------------------------------------------------------------
+def discover(root):
+    """Student folders of ``root`` (sorted by name; hidden folders and files skipped)."""
+    root = pathlib.Path(root)
+    if not root.is_dir():
+        raise UsageError(f"{root}: no such folder (expected one folder per student)")
+    return sorted(entry.name for entry in root.iterdir()
+                  if entry.is_dir() and not entry.is_symlink() and not entry.name.startswith("."))
+
+
+def parse_shard(text):
+    """``'K/N'`` with 1 <= K <= N -> ``(K, N)``."""
+    try:
+        k, n = (int(part) for part in str(text).split("/"))
+    except ValueError:
+        raise UsageError(f"--shard {text!r}: expected K/N, e.g. 2/4") from None
+    if n < 1 or not 1 <= k <= n:
+        raise UsageError(f"--shard {text!r}: need 1 <= K <= N")
+    return k, n
+
+
+def select_shard(students, k, n):
+    """The K-th of N deterministic, disjoint slices (round robin over the sorted names)."""
+    return [name for index, name in enumerate(sorted(students)) if index % n == k - 1]
+
+
+# -- warm-up: the fixed costs, paid once ---------------------------------------------------------
+def warm_up(include_hidden=True):
+    """Import what every grade imports and load the test modules, so each forked
+    child starts where a single ``grade`` is after its first seconds."""
+    import pytest
+    import torch
+
+    torch.set_num_threads(1)  # what run_suites does; also keeps OpenMP fork-safe
+    from autograder import torch_startup
+
+    torch_startup.install()  # optimizers need only eager mode's answers from torch._dynamo
+    import autograder.judging.engine as engine
+    import autograder.judging.judge  # noqa: F401
+    import autograder.reports.gradescope  # noqa: F401
+    import autograder.judging.results  # noqa: F401
+    from autograder.judging.plugin import GradingPlugin
+
+    engine.preload_judge()
+    for optional in ("autograder.batch.manifest", "autograder.intake.integrity",
+                     "autograder.reports.terminal", "autograder.reports.summary_md",
+                     "autograder.reports.classroom", "autograder.reports.safe_text",
+                     "autograder.reports.results_file", "autograder.reports.isolation_view",
+                     "autograder.reports.tidy", "autograder.class_reports.class_report",
+                     "autograder.class_reports.write", "matplotlib", "matplotlib.pyplot",
+                     "autograder.similarity.pairs", "autograder.similarity.side_by_side", "copydetect"):
+        with contextlib.suppress(ImportError):  # the report is written after student code ran
+            __import__(optional)
+    # A collect-only session imports the visible and hidden test modules (and
+    # whatever inputs they build at import time). Children reuse them: pytest's
+    # importlib mode takes a module already in sys.modules.
+    suite_args = getattr(engine, "_suite_args", None)
+    if suite_args is None:
+        return
+    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            pytest.main(list(suite_args(include_hidden)) + ["--collect-only"],
+                         plugins=[GradingPlugin({}, 0)])
+    except Exception:  # noqa: BLE001 - a warm-up failure only costs speed
+        pass
+    finally:
+        if saved is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
+
+
+# -- the batch ---------------------------------------------------------------------------------
+def _fork_available():
+    return hasattr(os, "fork") and os.name == "posix"
+
+
+def check_confinement(boxes, allow_unconfined, warnings):
+    """Probe what a box gets here; refuse to grade a class unconfined unless allowed."""
+    from autograder.sandbox import isolation as isolation_report
+    from autograder.sandbox.client import probe_isolation
+    from autograder.sandbox.client import Limits
+
+    try:
+        report = probe_isolation(boxes, Limits())
+    except Exception as exc:  # noqa: BLE001 - a probe that fails is no confinement
+        report = {"confined": False, "problems": [f"the sandbox probe failed: {exc}"]}
+    if not report.get("confined"):
+        problems = report.get("problems") or []
+        if not allow_unconfined:
+            raise UsageError("student code would run without full confinement on this machine:\n  "
+                             + isolation_report.summary(report) + "".join(f"\n  - {p}" for p in problems)
+                             + "\nRun as root, enable unprivileged user namespaces and Landlock, "
+                             "or pass --allow-unconfined to grade anyway (the report will say so).")
+        warnings.append("graded WITHOUT full confinement (--allow-unconfined): "
+                        + isolation_report.summary(report) + (f"; missing: {'; '.join(problems)}" if problems else ""))
+    return report
+
+
+def _reserve(output_dir):
+    """Keep room for the class report: a file given back just before it is written."""
+    path = pathlib.Path(output_dir) / RESERVE_NAME
+    try:
+        with open(path, "wb") as reserve:
+            reserve.write(b"\0" * RESERVE_BYTES)
+    except OSError:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    return path
+
+
+def release_reserve(output_dir):
+    with contextlib.suppress(OSError):
+        (pathlib.Path(output_dir) / RESERVE_NAME).unlink()
+
+
+def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEOUT_S,
+              include_hidden=True, isolation=None, progress=True, manifest_entries=None, warnings=None,
+              guard_dir=None, allow_unconfined=False, info=None, deadline=None, also_latest=False,
+              workdir=None, lang=None):
+    """Grade ``students`` (folder names under ``root``); return ``{student: entry}``
+    where entry has ``status``, ``reason``, ``submission``, ``layout``, ``seed``, ``seconds``.
+    Changes to the grader's own files (``guard_dir``, default the package) seen meanwhile
+    are undone and appended to ``warnings``; ``AMP_GRADER_GUARD=0`` turns that off (for
+    grader developers editing the package while a batch runs). ``info`` (a dict)
+    receives ``isolation``, what the probe box got on this machine, and
+    ``submissions``, ``{student: folder graded}``.
+
+    ``deadline`` (a :class:`autograder.batch.deadline.DeadlineSpec`) grades each
+    repository as it was then, exported under ``workdir`` (which the caller
+    removes); entries then carry ``submission_commit``, and with
+    ``also_latest`` a ``latest`` entry for the branch head (see
+    :mod:`autograder.batch.plan`). ``lang`` (``--lang``) is the language of every
+    student's feedback; without it each repository's own setting decides."""
+    from autograder.sandbox.boxes import start_boxes
+    from autograder.sandbox.zygote import freeze_heap
+
+    root, output_dir = pathlib.Path(root), pathlib.Path(output_dir)
+    isolation = isolation or ("fork" if _fork_available() else "subprocess")
+    if isolation == "fork" and not _fork_available():
+        raise UsageError("--isolation fork needs os.fork (POSIX)")
+    if deadline is not None and workdir is None:
+        raise ValueError("a deadline needs a work folder for the exported commits")
+    jobs = max(1, int(jobs or _cpu_count()))
+    entries = {} if manifest_entries is None else manifest_entries
+    warnings = [] if warnings is None else warnings
+    info = {} if info is None else info
+    output_dir.mkdir(parents=True, exist_ok=True)
+    bar = Progress(len(students), enabled=progress)
+    job_class = ForkJob if isolation == "fork" else SubprocessJob
+
+    def make_job(student, submission, layout, out_dir):
+        return job_class(student, submission, layout, out_dir, seed, include_hidden, timeout)
+
+    planned, info["submissions"] = plan_students(root, output_dir, students, seed, entries, make_job, bar,
+                                                 deadline=deadline, also_latest=also_latest, workdir=workdir,
+                                                 lang=lang)
+    pending = collections.deque(planned)
+    if not pending:
+        return entries
+    boxes = start_boxes() if isolation == "fork" else None  # the zygote loads torch meanwhile
+    try:
+        if isolation == "fork":
+            if progress:
+                print("grade-many: loading torch and the grader once for all students...", file=sys.stderr)
+            warm_up(include_hidden)
+            freeze_heap()  # each forked child shares the warm heap instead of copying it
+        os_limits.protect_judge()
+        probe_boxes = boxes or start_boxes()  # each `grade` subprocess starts the same kind
+        try:
+            info["isolation"] = check_confinement(probe_boxes, allow_unconfined, warnings)
+        finally:
+            if probe_boxes is not boxes:
+                probe_boxes.close()
+        _reserve(output_dir)
+        try:
+            return _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir)
+        except BaseException:
+            if not isinstance(sys.exc_info()[1], BatchInterrupted):
+                release_reserve(output_dir)  # the caller writes the report only when interrupted
+            raise
+        finally:
+            if deadline is not None:
+                record_latest_scores(output_dir, entries)
+    finally:
+        if boxes is not None:
+            boxes.close()
+
+
+def _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir):
+    bar.started = time.monotonic()  # the ETA counts grading only
+    guard = integrity.GraderGuards(guard_dir) if os.environ.get("AMP_GRADER_GUARD", "1") != "0" else None
+
+    def _guard(suspects):
+        changed = guard.restore() if guard is not None else []
+        if changed:
+            who = ", ".join(sorted(suspects)) or "this batch"
+            warnings.append(f"the grader's own files changed while grading {who} and were restored "
+                            f"before the next student: {', '.join(changed[:10])}")
+
+    os_limits.become_subreaper()
+    preexisting = set(os_limits.children(os.getpid()))
+    active = []
+    interrupted = None
+
+    def _stop(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, _stop) if hasattr(signal, "SIGTERM") else None
+    try:
+        while pending or active:
+            while pending and len(active) < jobs:
+                job = pending.popleft()
+                if boxes is not None:  # a channel and a uid of its own for this student
+                    job.channel = boxes.new_channel()
+                    job.uid = uids.allocate(1, avoid=[other.uid for other in active])[0]
+                job.start()
+                active.append(job)
+            time.sleep(POLL_S)
+            finished = []
+            running = [job.student for job in active]
+            for job in list(active):
+                verdict = job.poll()
+                if verdict is None and job.elapsed() > job.timeout:
+                    job.kill()
+                    verdict = (TIMED_OUT, f"grading did not finish within {job.timeout:g} s "
+                                          f"and was stopped")
+                if verdict is None:
+                    continue
+                active.remove(job)
+                finished.append(job.student)
+                _finish(job, verdict, entries)
+                status = _entry(job, entries)["status"]
+                bar.update(job.label, status, _score_of(job.results) if status == OK else None)
+            if finished:
+                if os.path.isdir("/proc"):  # a dead child's leftovers are ours now
+                    sweep_orphans({job.pid for job in active} | preexisting)
+                _guard(running)
+    except KeyboardInterrupt as exc:
+        interrupted = exc
+    finally:
+        for job in active:
+            job.kill()
+            _finish(job, (CRASHED, "grading was interrupted"), entries)
+        if interrupted is not None:
+            for job in pending:  # never started: say so instead of leaving them 'ok'
+                job.prepare()
+                job.started = time.monotonic()
+                _finish(job, (CRASHED, "not graded: the batch was interrupted"), entries)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        if os.path.isdir("/proc"):
+            sweep_orphans(preexisting)
+        _guard([job.student for job in active])
+    if interrupted is not None:
+        raise BatchInterrupted(entries)
+    return entries
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a batch; ``entries`` is complete (unfinished students crashed)."""
+
+    def __init__(self, entries):
+        super().__init__("interrupted")
+        self.entries = entries
+
+
+def _entry(job, entries):
+    return job.entry if job.entry is not None else entries[job.student]
+
+
+def _finish(job, verdict, entries):
+    status, reason = verdict
+    entry = _entry(job, entries)
+    entry.update(status=status, reason=reason, seconds=round(job.elapsed(), 2))
+    if job.uid is not None:  # nothing of this student may outlive its row
+        leftovers = uids.kill_leftovers(job.uid)
+        if leftovers:
+            entry["reason"] = (reason + "; " if reason else "") + \
+                f"{leftovers} process(es) of this student were killed after grading"
+    if status != OK:
+        safe_write(zero_report(job.student, job.seed, status, reason, job.submission), job.results, entry,
+                   job.extra)
+    elif job.extra:
+        try:
+            add_extra_data(job.results, job.extra)
+        except (OSError, ValueError) as exc:
+            entry["reason"] = f"the graded commit could not be added to results.json ({exc})"
+
+
+def _cpu_count():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+

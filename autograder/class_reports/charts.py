@@ -1,0 +1,132 @@
+"""The PNG charts of the class report (``report.md`` shows them): the score
+distribution in 10-point bins over 0..100 (the top bin closed), the pass rate
+of every test labelled by its title, and the mean score per module.
+
+matplotlib is a staff dependency (requirements-dev.txt); without it the charts
+are skipped and the report says so. Titles may be Chinese (a class graded in
+the course's language): a CJK font is used where one is installed.
+"""
+import contextlib
+import pathlib
+import statistics
+
+from autograder.reports import colours as colours_of
+from autograder.class_reports.class_report import (CHARTS, bin_labels, distribution, module_columns,
+                                                   pass_rates, summary_stats, test_title)
+from autograder.reports.safe_text import visible
+
+
+
+def _short_label(key, info):
+    label = test_title(info)
+    label = label[:60] + ("…" if len(label) > 60 else "")
+    label = visible(label).replace("$", r"\$")  # a '$' pair would be parsed as mathtext
+    return f"{label}{' (hidden)' if info['visibility'] == 'hidden' else ''}"
+
+
+def _fit_left_margin(figure, labels, height_in):
+    """Room for the y labels without a (slow) tight_layout: 7-pt text, ~5.5 px a character."""
+    longest = max((len(label) for label in labels), default=10)
+    left = min(0.6, (longest * 5.5 + 24) / (figure.get_figwidth() * figure.dpi))
+    figure.subplots_adjust(left=left, right=0.95, top=1 - 0.45 / height_in, bottom=0.5 / height_in)
+
+
+def _figure(width, height):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=100)
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def write_charts(output_dir, rows, columns):
+    """PNG charts next to report.md; returns ``{chart: path}`` or None without matplotlib."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return None
+    output_dir = pathlib.Path(output_dir)
+    written = {}
+
+    with _fonts():
+        _draw(output_dir, rows, columns, written)
+    return written
+
+
+def _fonts():
+    """Text falls back to an installed CJK font (Noto, WenQuanYi...) for Chinese titles."""
+    from matplotlib import font_manager, rc_context
+
+    names = sorted({font.name for font in font_manager.fontManager.ttflist
+                    if "CJK" in font.name or "WenQuanYi" in font.name})
+    if not names:
+        return contextlib.nullcontext()
+    return rc_context({"font.family": ["sans-serif"], "font.sans-serif": ["DejaVu Sans"] + names[:2]})
+
+
+def _draw(output_dir, rows, columns, written):
+    edges, counts = distribution(rows)
+    figure = _figure(7, 4)
+    axes = figure.add_subplot()
+    axes.bar(edges[:-1], counts, width=[b - a for a, b in zip(edges, edges[1:])], align="edge",
+             color="#4C72B0", edgecolor="white")
+    axes.set_xticks([low + 5 for low in edges[:-1]], bin_labels(edges), fontsize=8)
+    stats = summary_stats(rows)
+    if stats:
+        axes.axvline(stats["mean"], color="#C44E52", linestyle="--", label=f"mean {stats['mean']:.1f}")
+        axes.axvline(stats["median"], color="#333333", linestyle=":", label=f"median {stats['median']:g}")
+        axes.legend(loc="upper center", ncols=2, fontsize=8)
+    axes.set_ylim(0, max(counts + [1]) * 1.25 + 0.2)
+    axes.set_xlabel("total score")
+    axes.set_ylabel("students")
+    axes.set_title(f"Score distribution ({len(rows)} students)")
+    axes.yaxis.get_major_locator().set_params(integer=True)
+    figure.subplots_adjust(left=0.1, right=0.97, top=0.9, bottom=0.14)
+    written["distribution"] = output_dir / CHARTS["distribution"]
+    figure.savefig(written["distribution"])
+
+    rates = sorted(pass_rates(rows, columns), key=lambda item: (item[2] / item[3] if item[3] else 0, item[0]))
+    height_in = max(3.0, 0.28 * len(rates) + 1.2)
+    figure = _figure(9, height_in)
+    axes = figure.add_subplot()
+    if rates:
+        labels = [_short_label(key, info) for key, info, _, _ in rates]
+        values = [100.0 * passed / graded if graded else 0.0 for _, _, passed, graded in rates]
+        colours = [colours_of.colour(info["module"]) for _, info, _, _ in rates]
+        bars = axes.barh(range(len(rates)), values, color=colours)
+        for bar, value in zip(bars, values):
+            axes.text(min(value + 1, 92), bar.get_y() + bar.get_height() / 2, f"{value:.0f}%",
+                      va="center", fontsize=7)
+        axes.set_yticks(range(len(rates)), labels, fontsize=7)
+        axes.invert_yaxis()
+        axes.margins(y=0.01)
+        from matplotlib.patches import Patch
+        shown = list(dict.fromkeys(info["module"] for _, info, _, _ in rates))
+        axes.legend(handles=[Patch(color=colours_of.colour(m), label=m) for m in shown],
+                    loc="upper right", fontsize=7)
+    else:
+        axes.text(0.5, 0.5, "no student was graded", ha="center", va="center", transform=axes.transAxes)
+    axes.set_xlim(0, 100)
+    axes.set_xlabel("students who passed (%)")
+    axes.set_title("Per-test pass rates, lowest first")
+    _fit_left_margin(figure, labels if rates else [], height_in)
+    written["pass_rates"] = output_dir / CHARTS["pass_rates"]
+    figure.savefig(written["pass_rates"])
+
+    modules = module_columns(rows)
+    graded = [row for row in rows if row.graded]
+    figure = _figure(7, 3.5)
+    axes = figure.add_subplot()
+    means = []
+    for module in modules:
+        fractions = [row.modules[module][0] / row.modules[module][1] for row in graded
+                     if module in row.modules and row.modules[module][1]]
+        means.append(100.0 * statistics.fmean(fractions) if fractions else 0.0)
+    axes.bar(modules, means, color=[colours_of.colour(m) for m in modules])
+    axes.set_ylim(0, 100)
+    axes.set_ylabel("mean score (% of the module)")
+    axes.set_title("Mean score per module")
+    figure.subplots_adjust(left=0.11, right=0.97, top=0.88, bottom=0.12)
+    written["modules"] = output_dir / CHARTS["modules"]
+    figure.savefig(written["modules"])

@@ -1,0 +1,272 @@
+"""The class view of a ``grade-many`` output folder: ``scores.csv``, ``report.md``
+and PNG charts.
+
+Everything here is rebuilt from ``DIR/run.json`` and each ``DIR/<student>/results.json``
+(the files a single ``grade`` writes), so a full run, a re-grade of one student
+and a merge of shards all produce their report the same way. Every field of a
+results file is read defensively (it may come from an older grader), and text
+cells that a student controls cannot hold a spreadsheet formula. The Markdown
+lives in :mod:`autograder.class_reports.markdown`.
+"""
+import csv
+import io
+import json
+import math
+import pathlib
+import re
+import statistics
+
+from autograder import active_assignment
+from autograder.judging.results import STATUSES
+from autograder.intake import safe_files
+from autograder.class_reports.flags import NO_WORK
+from autograder.reports.safe_text import as_text, csv_cell
+from autograder.reports.tidy import UNKNOWN_MODULE, number, text_list
+
+CSV_NAME = "scores.csv"
+REPORT_NAME = "report.md"
+HTML_NAME = "report.html"
+CHARTS = {
+    "distribution": "score_distribution.png",
+    "pass_rates": "test_pass_rates.png",
+    "modules": "module_scores.png",
+}
+def optional_module():
+    return active_assignment.current().optional_module
+MAX_RESULTS_BYTES = 16 * 1024 * 1024
+STATUS_ORDER = STATUSES
+# With --deadline: which commit was graded (extra_data.submission_commit), before seed/flags/reason.
+COMMIT_COLUMNS = ("commit", "committed_at", "pushed_at", "later_commits", "latest_commit", "latest_total")
+
+
+def _number(value):
+    value = float(value)
+    return int(value) if value.is_integer() else round(value, 4)
+
+
+def fmt_number(value):
+    return f"{_number(value):g}" if isinstance(value, (int, float)) else str(value)
+
+
+def module_of(test):
+    """The module tag of a results.json test, as a string (``?`` when absent or odd)."""
+    tags = test.get("tags")
+    module = tags[0] if isinstance(tags, list) and tags else None
+    return module if isinstance(module, str) and module else UNKNOWN_MODULE
+
+
+def _dict(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _visibility(test):
+    return test.get("visibility") if test.get("visibility") in ("visible", "hidden") else "hidden"
+
+
+class Row:
+    """One student: the manifest entry and the parsed results.json (or None)."""
+
+    def __init__(self, student, entry, data):
+        self.student = student
+        self.entry = entry
+        self.status = entry.get("status", "ok")
+        self.reason = entry.get("reason", "")
+        self.data = _dict(data)
+        tests = self.data.get("tests")
+        self.tests = [t for t in tests if isinstance(t, dict)] if isinstance(tests, list) else []
+        self.total = number(self.data.get("score"))
+        self.max_score = number(self.data.get("max_score"))
+        extra = _dict(self.data.get("extra_data"))
+        self.flags = text_list(extra.get("flags"))
+        self.lang = extra.get("lang") if isinstance(extra.get("lang"), str) else "en"
+        self.seed = extra.get("seed", entry.get("seed"))
+        self.isolation = _dict(extra.get("isolation"))
+        self.lab = _dict(extra.get("lab"))
+        # The graded commit: the results file's record, else run.json's (a zero
+        # report of an older grader may lack it).
+        self.commit = _dict(extra.get("submission_commit")) or _dict(entry.get("submission_commit"))
+        modules = {}
+        for test in self.tests:
+            module = module_of(test)
+            score, maximum = modules.get(module, (0.0, 0.0))
+            modules[module] = (score + number(test.get("score")), maximum + number(test.get("max_score")))
+        self.modules = modules
+        # Graded, but the modules are the template's stubs: counted as 0, kept out of pass rates.
+        self.no_work = self.status == "ok" and entry.get("unchanged_stubs") is True
+
+    @property
+    def graded(self):
+        return self.status == "ok"
+
+    @property
+    def shown_status(self):
+        return NO_WORK if self.no_work else self.status
+
+
+def load_rows(output_dir, manifest):
+    rows = []
+    for student in sorted(manifest.get("students", {})):
+        entry = manifest["students"][student]
+        path = pathlib.Path(output_dir) / student / "results.json"
+        try:
+            data = json.loads(safe_files.read_text(str(path), MAX_RESULTS_BYTES))
+        except (OSError, ValueError, RecursionError):
+            data = None
+            if entry.get("status", "ok") == "ok":
+                entry = dict(entry, status="crashed", reason=f"{student}/results.json is missing or unreadable")
+        rows.append(Row(student, entry, data))
+    return rows
+
+
+def _test_key(test):
+    module = module_of(test)
+    ident = as_text(test.get("test_id")) or re.sub(r"[^A-Za-z0-9]+", "_", as_text(test.get("name"))).strip("_")
+    return f"{module}/{ident}"
+
+
+def test_columns(rows, lang="en"):
+    """``[(key, info)]`` for every graded test, in the grader's order; info has
+    ``name`` (a title in ``lang`` where a student was graded in it), ``module``,
+    ``visibility``, ``max_score``. Grader pseudo-tests (module ``grader``) are
+    statuses, not tests, and get no column."""
+    columns, seen = [], {}
+    for row in rows:
+        if not row.graded:
+            continue
+        for test in row.tests:
+            module = module_of(test)
+            if module == "grader":
+                continue
+            key = _test_key(test)
+            visibility = _visibility(test)
+            existing = seen.get(key)
+            if existing is not None and existing["visibility"] != visibility:
+                key = f"{key}@{visibility}"
+                existing = seen.get(key)
+            if existing is None:
+                info = {"name": as_text(test.get("name", key)), "module": module, "visibility": visibility,
+                        "max_score": number(test.get("max_score")), "lang": row.lang}
+                seen[key] = info
+                columns.append((key, info))
+            elif existing["lang"] != lang and row.lang == lang:  # titles in the reader's language
+                existing.update(name=as_text(test.get("name", key)), lang=lang)
+    order = list(active_assignment.current().modules) + [optional_module()]
+    columns.sort(key=lambda item: order.index(item[1]["module"]) if item[1]["module"] in order else len(order))
+    return columns
+
+
+def _row_tests(row, columns):
+    """key -> test dict for one student (same keying as :func:`test_columns`)."""
+    keys = {key for key, _ in columns}
+    found = {}
+    for test in row.tests:
+        key = _test_key(test)
+        if key in found or (key not in keys and f"{key}@{_visibility(test)}" in keys):
+            key = f"{key}@{_visibility(test)}"
+        found[key] = test
+    return found
+
+
+def module_columns(rows):
+    modules = list(active_assignment.current().modules)
+    if any(optional_module() in row.modules for row in rows):
+        modules.append(optional_module())
+    return modules
+
+
+# -- CSV ---------------------------------------------------------------------------------------
+def commit_cells(row):
+    """The COMMIT_COLUMNS of one row, as text ('' where a fact does not apply)."""
+    commit = row.commit
+    latest = _dict(commit.get("latest"))
+    later = commit.get("later_commits")
+    total = latest.get("score")
+    return [as_text(commit.get("sha")), as_text(commit.get("committed_at")), as_text(commit.get("pushed_at")),
+            str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
+            as_text(latest.get("sha")), fmt_number(total) if isinstance(total, (int, float)) else ""]
+
+
+def render_csv(rows, columns):
+    modules = module_columns(rows)
+    with_commits = any(row.commit for row in rows)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["student", "status", "total", "max_score"] + modules + [key for key, _ in columns]
+                    + (list(COMMIT_COLUMNS) if with_commits else []) + ["seed", "flags", "reason"])
+    for row in rows:
+        cells = [csv_cell(row.student), csv_cell(row.shown_status), fmt_number(row.total), fmt_number(row.max_score)]
+        for module in modules:
+            if module in row.modules:
+                cells.append(fmt_number(row.modules[module][0]))
+            else:
+                cells.append("" if module == optional_module() else "0")
+        tests = _row_tests(row, columns)
+        cells += [fmt_number(tests[key].get("score", 0)) if key in tests else "" for key, _ in columns]
+        if with_commits:
+            cells += [csv_cell(cell) for cell in commit_cells(row)]
+        cells += [csv_cell(row.seed if row.seed is not None else ""), csv_cell("; ".join(row.flags)),
+                  csv_cell(row.reason)]
+        writer.writerow(cells)
+    return out.getvalue()
+
+
+# -- statistics --------------------------------------------------------------------------------
+def counted(rows):
+    """The students a pass rate counts: graded, and with some work of their own."""
+    return [row for row in rows if row.graded and not row.no_work]
+
+
+def pass_rates(rows, columns):
+    """``[(key, info, passed, graded)]`` over the students whose grading completed
+    and who changed the stubs (no work since the template says nothing about a test)."""
+    graded = counted(rows)
+    table = []
+    for key, info in columns:
+        passed = sum(1 for row in graded
+                     if _row_tests(row, columns).get(key, {}).get("status") == "passed")
+        table.append((key, info, passed, len(graded)))
+    return table
+
+
+BIN_WIDTH = 10
+
+
+def distribution(rows):
+    """``(edges, counts)`` over 0..100 in 10-point bins: bin i holds
+    edges[i] <= total < edges[i + 1], the top bin is closed (90..100 holds 100;
+    the optional lab credit may lift a total above 100: it lands there too)."""
+    top = max([row.max_score for row in rows if row.graded] + [100.0])
+    top = BIN_WIDTH * math.ceil(top / BIN_WIDTH)
+    edges = list(range(0, int(top) + 1, BIN_WIDTH))
+    counts = [0] * (len(edges) - 1)
+    for row in rows:
+        counts[min(len(counts) - 1, max(0, int(row.total // BIN_WIDTH)))] += 1
+    return edges, counts
+
+
+def bin_label(low, high, last=False):
+    return f"{low:g}–{high:g}" if last else f"{low:g}–<{high:g}"
+
+
+def bin_labels(edges):
+    return [bin_label(low, high, index == len(edges) - 2) for index, (low, high) in enumerate(zip(edges, edges[1:]))]
+
+
+def test_title(info):
+    """A test as the reports name it: its title without the module prefix."""
+    name = info["name"]
+    prefix = f"{info['module']}: "
+    return name[len(prefix):] if name.startswith(prefix) else name
+
+
+def summary_stats(rows):
+    totals = [row.total for row in rows]
+    if not totals:
+        return {}
+    core_max = max([sum(x for m, (_, x) in row.modules.items() if m != optional_module())
+                    for row in rows if row.graded] or [0.0])
+    return {"students": len(totals), "mean": statistics.fmean(totals), "median": statistics.median(totals),
+            "stdev": statistics.pstdev(totals) if len(totals) > 1 else 0.0,
+            "min": min(totals), "max": max(totals), "core_max": core_max,
+            "full": sum(1 for row in rows if row.graded and core_max and row.total >= core_max),
+            "zero": sum(1 for total in totals if total == 0)}

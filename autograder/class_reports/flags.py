@@ -1,0 +1,106 @@
+"""What a TA should make of each thing the class report flags: a severity and an action.
+
+A flag is only useful if it says how much it matters and what to do next. The
+tamper flags come from :mod:`autograder.intake.integrity` as English sentences; they
+are recognised here by what they say (an unknown flag is ``medium``: read it).
+The other facts (no confinement, no work since the template, commits after the
+deadline, a self-reported lab credit, a similarity match) are turned into flags
+of the same shape, so the class page lists them in one place, worst first.
+"""
+import dataclasses
+import re
+
+from autograder import active_assignment
+from autograder.i18n import _
+from autograder.reports import isolation_view
+
+HIGH, MEDIUM, LOW, INFO = "high", "medium", "low", "info"
+SEVERITIES = (HIGH, MEDIUM, LOW, INFO)
+NO_WORK = "no work since the template"
+
+
+@dataclasses.dataclass(frozen=True)
+class Flag:
+    severity: str
+    what: object   # a short name of the kind of flag (an i18n message)
+    action: object  # what it means for the grade and what to check next (an i18n message)
+    detail: str = ""   # the flag's own text (may name student files: escape it)
+
+    @property
+    def rank(self):
+        return SEVERITIES.index(self.severity)
+
+
+# (pattern on the flag text, severity, what, action): first match wins.
+_TAMPER_RULES = (
+    (r"shadows a module or hooks into Python/pytest start-up", HIGH, _("start-up hook planted"),
+     _("A file that Python or pytest runs on start-up was added. The grader ignores it (its own test copy, "
+       "sandboxed imports), so the grade stands; but it is a deliberate attempt: read the file and talk to the student.")),
+    (r"compiled file that does not match its source", HIGH, _("mismatching compiled file"),
+     _("A .pyc that differs from its source can make tests pass that would fail. The grader does not load it; "
+       "read the pair and ask the student why it is there.")),
+    (r"^protected file exercises/tests/.* differs", LOW, _("edited public test"),
+     _("The grade is unaffected: the grader uses its own copy of the tests. Look at the diff if the student asks "
+       "why their local run disagreed.")),
+    (r"^protected file \.github/workflows/.* differs", MEDIUM, _("edited workflow"),
+     _("The score GitHub Classroom shows may come from the edited workflow; this grade does not. Compare the two "
+       "and read the workflow's diff.")),
+    (r"^protected file autograder/.* differs", MEDIUM, _("edited grader copy"),
+     _("The student's copy of the grader was changed. This grade used the course's grader, so it stands; the "
+       "Classroom score may not. Read the diff.")),
+    (r"^protected file .* (differs|is missing)", LOW, _("template file changed"),
+     _("A file the template protects was changed or removed. The grade uses the course's own copies; check the "
+       "diff only if the student's local results disagree.")),
+    (r"not part of the template", LOW, _("new file in a protected folder"),
+     _("Ignored by the grader. Check it if it looks like an attempt to change how tests run.")),
+    (r"classroom-manifest\.json", MEDIUM, _("integrity manifest missing or changed"),
+     _("The repository's own integrity check cannot be trusted; this grade compared against the course's copy. "
+       "Look at the repository's history of .github/.")),
+)
+
+
+def tamper_flag(text):
+    """A tamper flag's text as a :class:`Flag`."""
+    for pattern, severity, what, action in _TAMPER_RULES:
+        if re.search(pattern, text):
+            return Flag(severity, what, action, text)
+    return Flag(MEDIUM, _("integrity flag"), _("Not a kind this report knows: read the flag and the file it names."),
+                text)
+
+
+def row_flags(row, partners=()):
+    """Every flag of one class-report row, worst first. ``partners``: the
+    similarity matches of this student (dicts with ``module``, ``other``, ``score``)."""
+    flags = [tamper_flag(text) for text in row.flags]
+    if isolation_view.unconfined(row.isolation):
+        problems = "; ".join(isolation_view.problems(row.isolation))
+        flags.append(Flag(HIGH, _("code ran NOT CONFINED"),
+                          _("The student's code ran without full OS isolation, so it could have changed its own "
+                            "results. Re-grade this student on a machine that confines (as root, with Landlock)."),
+                          problems))
+    if row.no_work:
+        flags.append(Flag(INFO, _("no work since the template"),
+                          _("The modules are the template's stubs: nothing to grade, left out of the pass rates. "
+                            "Check that the student pushed to the right repository."), ""))
+    later = row.commit.get("later_commits")
+    if isinstance(later, int) and not isinstance(later, bool) and later > 0:
+        flags.append(Flag(INFO, _("work after the deadline"),
+                          _("{later} commit(s) after the graded one were not counted. Apply your late policy; "
+                            "the latest commit's score is beside the graded one when graded with --also-latest.",
+                            later=later), ""))
+    earns = row.lab.get("earns_credit")
+    if earns is True:
+        flags.append(Flag(LOW, _("optional credit self-reported"),
+                          _("The {module} record is consistent and plausible, not proven. Ask for a re-run if the "
+                            "numbers look copied.", module=active_assignment.current().optional_module), ""))
+    for partner in partners:
+        strong = bool(partner.get("framework")) or str(partner.get("other", "")).startswith("solutions/")
+        flags.append(Flag(HIGH if strong else MEDIUM, _("similar code"),
+                          _("Read the side-by-side page before acting: a score above the threshold is a reason "
+                            "to look, never proof."),
+                          f"{partner.get('module')}: {partner.get('other')} ({partner.get('score', 0):.2f})"))
+    return sorted(flags, key=lambda flag: flag.rank)
+
+
+def worst(flags):
+    return flags[0].severity if flags else ""

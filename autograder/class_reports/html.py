@@ -1,0 +1,202 @@
+"""``report.html``: the TA's class page, one self-contained file.
+
+Sections: the class at a glance (distribution, module means, pass rate per
+test by title), a table of every student (sortable by any column and
+filterable by a small inline script allowed by its hash; without script it is
+sorted by total), and a view per student (:mod:`autograder.class_reports.html_student`).
+Built from the same rows as ``report.md`` (:mod:`autograder.class_reports.class_report`).
+"""
+import html
+import statistics
+
+from autograder import active_assignment
+from autograder.reports import colours
+from autograder.i18n import text as t
+from autograder.reports import isolation_view
+from autograder.class_reports.flags import NO_WORK, row_flags, worst
+from autograder.class_reports.html_student import anchor, partners_of, similarity_link, student_view
+from autograder.class_reports.class_report import (optional_module, STATUS_ORDER, bin_labels, counted,
+                                                   distribution, fmt_number, module_columns, pass_rates,
+                                                   summary_stats, test_title)
+from autograder.reports.html_page import bar_chart, esc, page, severity_badge, table
+
+# Sorting and filtering of the students table; no student text is ever put in here.
+SCRIPT = """
+(function () {
+  var table = document.getElementById('students-table');
+  if (!table) { return; }
+  var body = table.tBodies[0];
+  var filter = document.getElementById('filter');
+  filter.classList.remove('hidden');
+  filter.addEventListener('input', function () {
+    var needle = filter.value.toLowerCase();
+    Array.prototype.forEach.call(body.rows, function (row) {
+      row.style.display = row.textContent.toLowerCase().indexOf(needle) >= 0 ? '' : 'none';
+    });
+  });
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (cell, column) {
+    cell.addEventListener('click', function () {
+      var numeric = cell.getAttribute('data-sort') === 'num';
+      // numbers: highest first on the first click; text: A to Z first
+      var down = cell.getAttribute('data-down') ? cell.getAttribute('data-down') !== '1' : numeric;
+      cell.setAttribute('data-down', down ? '1' : '0');
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = a.cells[column].getAttribute('data-v') || a.cells[column].textContent;
+        var y = b.cells[column].getAttribute('data-v') || b.cells[column].textContent;
+        var order = numeric ? (parseFloat(x) || 0) - (parseFloat(y) || 0) : x.localeCompare(y);
+        return down ? -order : order;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+})();
+"""
+
+
+def _header(rows, manifest, lang):
+    counts = {status: sum(1 for row in rows if row.status == status) for status in STATUS_ORDER}
+    idle = sum(1 for row in rows if row.no_work)
+    context = [t("{n} student(s)", lang, n=len(rows))] + [f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s]]
+    if idle:
+        context.append(f"{idle} {NO_WORK}")
+    parts = ["<h1>" + t('Class report: {title}', lang, title=active_assignment.current().title) + "</h1>",
+             "<nav><a href=\"#glance\">" + t('At a glance', lang) + "</a><a href=\"#students\">" + t('Students', lang) + "</a>"
+             "<a href=\"#similarity\">" + t('Similarity', lang) + "</a><a href=\"similarity/index.html\">"
+             + t('All similarity pairs', lang) + "</a></nav>",
+             f"<p>{html.escape(', '.join(context))}.</p>"]
+    seed = manifest.get("seed")
+    if seed is not None:
+        parts.append("<p>" + t('Seed {seed} (every student).', lang, seed=f'<code>{esc(seed, 40)}</code>') + "</p>")
+    if manifest.get("shard"):
+        parts.append("<p class=\"note\">" + t('Shard {shard} of the class only.', lang, shard=esc(manifest['shard'], 20)) + "</p>")
+    if manifest.get("visible_only"):
+        parts.append("<p class=\"note\">" + t('Visible tests only: hidden tests were not run.', lang) + "</p>")
+    deadline = manifest.get("deadline")
+    if isinstance(deadline, dict) and deadline.get("deadline"):
+        parts.append("<p>" + t("Deadline {deadline} ({source} time).", lang,
+                               deadline=f"<code>{esc(deadline['deadline'], 60)}</code>",
+                               source=esc(deadline.get("source", "committed"), 20)) + "</p>")
+    for warning in manifest.get("warnings", []) or []:
+        parts.append("<p class=\"note\">" + t('Run warning: {warning}', lang, warning=esc(warning, 1000)) + "</p>")
+    return "\n".join(parts)
+
+
+def _glance(rows, columns, lang):
+    stats = summary_stats(rows)
+    parts = ["<h2 id=\"glance\">" + t('The class at a glance', lang) + "</h2>"]
+    if stats:
+        parts.append(table([t("Students", lang), t("Mean", lang), t("Median", lang), t("Std dev", lang),
+                            t("Min", lang), t("Max", lang), t("Full marks", lang), t("Zero", lang)],
+                           [[str(stats["students"]), f"{stats['mean']:.1f}", f"{stats['median']:g}",
+                             f"{stats['stdev']:.1f}", f"{stats['min']:g}", f"{stats['max']:g}", str(stats["full"]),
+                             str(stats["zero"])]], numeric=tuple(range(8))))
+    edges, counts = distribution(rows)
+    parts.append("<h3>" + t('Score distribution (students per 10 points)', lang) + "</h3>")
+    peak = max(counts + [1])
+    parts.append(bar_chart([(html.escape(label), count, "") for label, count in zip(bin_labels(edges), counts)],
+                           maximum=peak, unit=""))
+    parts.append("<h3>" + t('Mean score per module (% of the module)', lang) + "</h3>")
+    graded = counted(rows)
+    items = []
+    for module in module_columns(rows):
+        fractions = [row.modules[module][0] / row.modules[module][1] for row in graded
+                     if module in row.modules and row.modules[module][1]]
+        mean = 100.0 * statistics.fmean(fractions) if fractions else 0.0
+        note = " " + t("(optional)", lang) if module == optional_module() else ""
+        items.append((f"<code>{html.escape(module)}</code>{note}", mean, f"m-{colours.key(module)}"))
+    parts.append(bar_chart(items))
+    idle = sum(1 for row in rows if row.no_work)
+    over = t("Over the {n} student(s) whose grading completed", lang, n=len(graded))
+    if idle:
+        over += "; " + t("{n} student(s) with no work since the template are left out", lang, n=idle)
+    parts.append("<h3>" + t('Pass rate per test, lowest first', lang) + f"</h3><p class=\"muted\">{over}. "
+                 + t('Colour: the module.', lang) + "</p>")
+    rates = sorted(pass_rates(rows, columns), key=lambda r: (r[2] / r[3] if r[3] else 0, r[0]))
+    hidden = t("(hidden test)", lang)
+    parts.append(bar_chart([(esc(test_title(info), 200) + (f" <span class=\"muted\">{hidden}</span>"
+                                                          if info["visibility"] == "hidden" else ""),
+                             100.0 * passed / total if total else 0.0, f"m-{colours.key(info['module'])}")
+                            for key, info, passed, total in rates]))
+    return "\n".join(parts)
+
+
+def _students(rows, partners, lang):
+    modules = module_columns(rows)
+    header = [t("Student", lang), t("Status", lang), t("Total", lang)] + \
+        [f"<code>{html.escape(m)}</code>" for m in modules] + \
+        [t("Worst flag", lang), t("Flags", lang), t("Similar to", lang), t("Later commits", lang), t("Confinement", lang)]
+    numeric = tuple([2] + list(range(3, 3 + len(modules))) + [3 + len(modules), 4 + len(modules),
+                                                               6 + len(modules)])
+    body = []
+    for index, row in sorted(enumerate(rows), key=lambda item: (-item[1].total, item[1].student)):
+        mine = partners.get(row.student, [])
+        flags = row_flags(row, mine)
+        severity = worst(flags)
+        cells = [f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>', esc(row.shown_status, 60),
+                 f"{fmt_number(row.total)}"]
+        cells += [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
+        later = row.commit.get("later_commits")
+        cells += [(severity_badge(severity), 4 - flags[0].rank if flags else 0),
+                  str(len(flags)), "; ".join(esc(other, 120) for other in dict.fromkeys(p["other"] for p in mine)),
+                  str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
+                  esc(isolation_view.status_word(row.isolation), 30)]
+        body.append(cells)
+    sortable = table(header, body, numeric=numeric, attrs=' id="students-table"', sortable=True)
+    return ("<h2 id=\"students\">" + t('Students', lang) + "</h2><p class=\"muted\">"
+            + t('Click a column to sort; the name opens the student view.', lang) + "</p>"
+            "<input id=\"filter\" class=\"hidden\" type=\"search\" "
+            f"placeholder=\"{html.escape(t('filter: name, status, flag…', lang))}\" "
+            f"aria-label=\"{html.escape(t('filter the students', lang))}\">" + sortable)
+
+
+def _similarity(similarity, lang):
+    parts = ["<h2 id=\"similarity\">" + t('Similarity', lang) + "</h2>"]
+    if not isinstance(similarity, dict):
+        return parts[0] + "<p class=\"muted\">" + t('Not run for this output folder (a shard or a re-grade).', lang) + "</p>"
+    if similarity.get("skipped"):
+        return parts[0] + "<p>" + t('Skipped: {reason}.', lang, reason=esc(similarity['skipped'], 400)) + "</p>"
+    parts.append("<p>" + t('A flagged pair is a reason to read the two files side by side, never proof.', lang) + " "
+                 "<a href=\"similarity/index.html\">" + t('Every pair above the threshold and the top pairs', lang) + "</a>.</p>")
+    rows = []
+    modules = similarity.get("modules") if isinstance(similarity.get("modules"), dict) else {}
+    for module, data in modules.items():
+        if not isinstance(data, dict):
+            continue
+        for pair in data.get("pairs", []):
+            if isinstance(pair, dict) and pair.get("flagged") is True:
+                members = pair.get("members") or [pair.get("a"), pair.get("b")]
+                rows.append([f"<code>{esc(module, 40)}</code>", " / ".join(esc(m, 120) for m in members),
+                             f"{pair.get('score', 0):.2f}", similarity_link(pair.get("page"), lang)])
+        honest = data.get("calibration")
+        if isinstance(honest, dict) and honest.get("pairs"):
+            parts.append(f"<p class=\"muted\"><code>{esc(module, 40)}</code>: " + t(
+                "threshold {threshold}; {reached} of {pairs} pairs of independent correct solutions reach it.", lang,
+                threshold=f"{data.get('threshold', 0):.2f}", reached=honest.get("reached", 0), pairs=honest["pairs"])
+                + "</p>")
+    references = similarity.get("solution_reference") if isinstance(similarity.get("solution_reference"), dict) else {}
+    for module, data in references.items():
+        for match in (data.get("matches", []) if isinstance(data, dict) else []) or []:
+            if isinstance(match, dict) and match.get("flagged") is True:
+                rows.append([f"<code>{esc(module, 40)}</code>", esc(match.get("student"), 120) + " / "
+                             + t("the reference solution", lang), f"{match.get('score', 0):.2f}",
+                             similarity_link(match.get("page"), lang)])
+    torch = similarity.get("torch_reference") if isinstance(similarity.get("torch_reference"), dict) else {}
+    for match in torch.get("matches", []) or []:
+        if isinstance(match, dict) and match.get("flagged") is True:
+            rows.append([esc(torch.get("label", "framework"), 40), esc(match.get("student"), 120) + " / "
+                         + esc(str(torch.get("reference", "")).split(" (")[0], 80), f"{match.get('score', 0):.2f}",
+                         similarity_link(match.get("page"), lang)])
+    parts.append(table([t("In", lang), t("Students", lang), t("Similarity score", lang), ""], rows, numeric=(2,)) if rows
+                 else "<p>" + t('No pair reaches its module threshold.', lang) + "</p>")
+    return "\n".join(parts)
+
+
+def render_html(rows, columns, manifest, similarity=None, lang="en"):
+    partners = partners_of(similarity)
+    views = "\n".join(student_view(index, row, rows, partners.get(row.student, []), lang)
+                      for index, row in enumerate(rows))
+    body = "\n".join([_header(rows, manifest, lang), _glance(rows, columns, lang), _students(rows, partners, lang),
+                      _similarity(similarity, lang), "<h2 id=\"views\">" + t('Every student', lang) + "</h2>", views])
+    return page(t("Class report: {title}", lang, title=active_assignment.current().title), body, lang=lang,
+                script=SCRIPT)

@@ -1,0 +1,180 @@
+"""One student's view on the class page: what a TA needs to answer "why 73?".
+
+Score per module, the diagnosis (the TODO to fix first), the failed tests with
+the feedback the student read, flags with their severity and action, how the
+code was confined, which commit was graded and what came after it, similarity
+partners and the lab credit. Every value from a results file is escaped
+(:mod:`autograder.reports.html_page`); links go only to our own pages.
+"""
+import html
+
+from autograder.i18n import render
+from autograder.i18n import text as t
+from autograder.reports import isolation_view
+from autograder.class_reports.flags import row_flags
+from autograder.class_reports.class_report import fmt_number, module_columns, module_of
+from autograder.reports.html_page import esc, esc_block, severity_badge, table
+
+MAX_FAILED_SHOWN = 40
+
+
+def anchor(index):
+    return f"student-{index}"
+
+
+def similarity_link(page, lang="en"):
+    from autograder.similarity.pairs import OUTPUT_FOLDER, PAGE_NAME
+
+    if isinstance(page, str) and PAGE_NAME.fullmatch(page):
+        return f'<a href="{OUTPUT_FOLDER}/{html.escape(page)}#m1">' + t("side by side", lang) + '</a>'
+    return ""
+
+
+def partners_of(similarity):
+    """``{student: [{module, other, score, page}]}``: the flagged matches of each student."""
+    found = {}
+    if not isinstance(similarity, dict):
+        return found
+    modules = similarity.get("modules") if isinstance(similarity.get("modules"), dict) else {}
+    for module, data in modules.items():
+        for pair in (data.get("pairs", []) if isinstance(data, dict) else []):
+            if not isinstance(pair, dict) or pair.get("flagged") is not True:
+                continue
+            members = pair.get("members") if isinstance(pair.get("members"), list) else [pair.get("a"), pair.get("b")]
+            for me in members:
+                others = [m for m in members if m != me]
+                found.setdefault(me, []).append({"module": module, "other": ", ".join(map(str, others)),
+                                                 "score": _score(pair.get("score")), "page": pair.get("page")})
+    references = similarity.get("solution_reference") if isinstance(similarity.get("solution_reference"), dict) else {}
+    for module, data in references.items():
+        for row in (data.get("matches", []) if isinstance(data, dict) else []) or []:
+            if isinstance(row, dict) and row.get("flagged") is True:
+                found.setdefault(row.get("student"), []).append(
+                    {"module": module, "other": f"solutions/{module}.py", "score": _score(row.get("score")),
+                     "page": row.get("page")})
+    torch = similarity.get("torch_reference") if isinstance(similarity.get("torch_reference"), dict) else {}
+    for row in torch.get("matches", []) or []:
+        if isinstance(row, dict) and row.get("flagged") is True:
+            found.setdefault(row.get("student"), []).append(
+                {"module": str(torch.get("label", "framework")), "framework": True,
+                 "other": str(torch.get("reference", "")).split(" (")[0], "score": _score(row.get("score")),
+                 "page": row.get("page")})
+    return found
+
+
+def _score(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def _modules(row, rows, lang):
+    cells = []
+    for module in module_columns(rows):
+        if module in row.modules:
+            score, maximum = row.modules[module]
+            cells.append([f"<code>{html.escape(module)}</code>", f"{fmt_number(score)} / {fmt_number(maximum)}"])
+    if not cells:
+        return "<p class=\"muted\">" + t('No module graded.', lang) + "</p>"
+    return table([t("Exercise module", lang), t("Points earned", lang)], cells, numeric=(1,))
+
+
+def _diagnosis(row, lang):
+    diagnosis = row.data.get("extra_data", {}).get("diagnosis") if isinstance(row.data.get("extra_data"), dict) else None
+    if not isinstance(diagnosis, dict) or not diagnosis:
+        return ""
+    items = []
+    for module, entry in diagnosis.items():
+        if not isinstance(entry, dict):
+            continue
+        items.append(f"<li><code>{esc(module, 60)}</code>: "
+                     + t("fix {todo} first &mdash; shown by {test}", lang,
+                         todo=f"<b>TODO {esc(entry.get('todo'), 10)}</b>", test=f"<i>{esc(entry.get('test'), 300)}</i>")
+                     + f"<pre>{esc_block(entry.get('message'), 3000, 30)}</pre></li>")
+    return "<h4>" + t('Diagnosis', lang) + f"</h4><ul>{''.join(items)}</ul>" if items else ""
+
+
+def _failed(row, lang):
+    failed = [test for test in row.tests if test.get("status") != "passed" and module_of(test) != "grader"]
+    if not failed:
+        return "" if row.graded else _grader_note(row, lang)
+    parts = ["<details><summary>" + t("{count} with the feedback the student read", lang,
+                                      count="<b>" + t('{n} failed test(s)', lang, n=len(failed)) + "</b>") + "</summary>"]
+    for test in failed[:MAX_FAILED_SHOWN]:
+        visibility = "hidden" if test.get("visibility") != "visible" else "visible"
+        parts.append(f"<p><b>{esc(test.get('name'), 300)}</b> <span class=\"muted\">({visibility}, "
+                     f"{fmt_number(test.get('score', 0))}/{fmt_number(test.get('max_score', 0))})</span></p>"
+                     f"<pre>{esc_block(test.get('output'), 4000, 40)}</pre>")
+    if len(failed) > MAX_FAILED_SHOWN:
+        parts.append("<p class=\"muted\">" + t('… {n} more in results.json.', lang, n=len(failed) - MAX_FAILED_SHOWN) + "</p>")
+    return "".join(parts) + "</details>"
+
+
+def _grader_note(row, lang):
+    return f"<p><b>{esc(row.status, 60)}</b>: {esc(row.reason, 600) or t('no reason recorded', lang)}</p>"
+
+
+def _flags(flags, lang):
+    if not flags:
+        return "<p class=\"muted\">" + t('No flags.', lang) + "</p>"
+    rows = [[severity_badge(flag.severity), esc(render(flag.what, lang), 100), esc(render(flag.action, lang), 600),
+             esc(flag.detail, 600) if flag.detail else ""] for flag in flags]
+    return table([t("Severity", lang), t("Flag", lang), t("What it means, what to do", lang), t("Detail", lang)], rows)
+
+
+def _commit(row, lang):
+    commit = row.commit
+    if not commit:
+        return t("the folder as it is (no deadline)", lang)
+    sha = commit.get("sha")
+    if not sha:
+        return (t("the folder as it is (not a git repository)", lang) if commit.get("source") == "working tree"
+                else t("nothing (no commit before the deadline)", lang) if row.status == "no commit before deadline"
+                else t("nothing (the repository could not be read)", lang))
+    text = t("commit {sha}, committed {when}", lang, sha=f"<code>{esc(str(sha)[:12], 12)}</code>",
+             when=esc(commit.get("committed_at"), 40))
+    if commit.get("pushed_at"):
+        text += t(", pushed {when}", lang, when=esc(commit.get("pushed_at"), 40))
+    later = commit.get("later_commits")
+    if isinstance(later, int) and later:
+        text += "; " + t("{later} not counted", lang, later="<b>" + t('{n} later commit(s)', lang, n=later) + "</b>")
+    latest = commit.get("latest") if isinstance(commit.get("latest"), dict) else {}
+    if latest.get("sha"):
+        score = latest.get("score")
+        text += "; " + t("latest {sha}", lang, sha=f"<code>{esc(str(latest['sha'])[:12], 12)}</code>")
+        if isinstance(score, (int, float)):
+            text += " " + t("would score {score}", lang, score=fmt_number(score))
+    return text
+
+
+def _lab(row, lang):
+    if not row.lab:
+        return t("no lab record", lang)
+    earns = row.lab.get("earns_credit")
+    credit = t("yes (self-reported)", lang) if earns is True else (t("no", lang) if earns is False else "?")
+    return f"{credit}; {esc(row.lab.get('summary'), 300)}"
+
+
+def _partners(partners, lang):
+    if not partners:
+        return t("no flagged pair", lang)
+    return "; ".join(t("{module} with {other}", lang, module=esc(p["module"], 40), other=esc(p["other"], 200))
+                     + f" ({p['score']:.2f}) {similarity_link(p.get('page'), lang)}" for p in partners)
+
+
+def student_view(index, row, rows, partners, lang="en"):
+    """The ``<section>`` of one student; ``partners``: their flagged similarity matches."""
+    flags = row_flags(row, partners)
+    word = isolation_view.status_word(row.isolation)
+    problems = "; ".join(isolation_view.problems(row.isolation))
+    facts = [(t("Status", lang), esc(row.shown_status, 60) + (f" &mdash; {esc(row.reason, 400)}" if row.reason else "")),
+             (t("Total", lang), f"{fmt_number(row.total)} / {fmt_number(row.max_score)}"),
+             (t("Graded", lang), _commit(row, lang)),
+             (t("Confinement", lang), esc(word, 40) + (" " + t("(missing: {problems})", lang, problems=esc(problems, 400))
+                                                      if problems else "")),
+             (t("Similarity", lang), _partners(partners, lang)),
+             (t("Lab credit", lang), _lab(row, lang))]
+    facts_html = "".join(f"<div><b>{name}:</b> {value}</div>" for name, value in facts)
+    return (f'<section class="student" id="{anchor(index)}"><h3>{esc(row.student, 200)}</h3>'
+            f'<div class="facts">{facts_html}</div>'
+            "<h4>" + t('Score per module', lang) + f"</h4>{_modules(row, rows, lang)}{_diagnosis(row, lang)}"
+            f"{_failed(row, lang)}<h4>" + t('Flags', lang) + f"</h4>{_flags(flags, lang)}"
+            "<p><a href=\"#students\">" + t('back to the table', lang) + "</a></p></section>")

@@ -1,0 +1,29 @@
+"""Writing a class's report files: scores.csv, report.md, report.html and the
+charts, all from the same rows (:mod:`autograder.class_reports.class_report`)."""
+import pathlib
+
+from autograder.class_reports.charts import write_charts
+from autograder.class_reports.class_report import (CSV_NAME, HTML_NAME, REPORT_NAME, load_rows, render_csv,
+                                                   test_columns)
+from autograder.class_reports.html import render_html
+from autograder.class_reports.markdown import render_markdown
+from autograder.similarity import pairs as similarity
+
+
+def write_all(output_dir, manifest):
+    """Write scores.csv, report.md and the charts; return the paths written."""
+    output_dir = pathlib.Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    rows = load_rows(output_dir, manifest)
+    columns = test_columns(rows)
+    csv_path = output_dir / CSV_NAME
+    csv_path.write_text(render_csv(rows, columns), encoding="utf-8")
+    charts = write_charts(output_dir, rows, columns)
+    found = similarity.load_result(output_dir)
+    report_path = output_dir / REPORT_NAME
+    report_path.write_text(render_markdown(rows, columns, manifest, charts, found), encoding="utf-8")
+    html_path = output_dir / HTML_NAME
+    report_lang = manifest.get("report_lang") or "en"
+    html_columns = columns if report_lang == "en" else test_columns(rows, report_lang)
+    html_path.write_text(render_html(rows, html_columns, manifest, found, lang=report_lang), encoding="utf-8")
+    return [csv_path, report_path, html_path] + (list(charts.values()) if charts else [])

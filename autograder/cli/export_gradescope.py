@@ -1,0 +1,33 @@
+"""``python -m autograder export-gradescope DEST.zip``: the command line of
+:mod:`autograder.exports.gradescope` (what the zip holds is documented there)."""
+import pathlib
+import sys
+
+from autograder.exports.gradescope import build_zip
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "export-gradescope", help="build a Gradescope autograder zip (hidden tests included)",
+        description="Build a Gradescope autograder zip: setup.sh, run_autograder and this grader "
+                    "with its hidden tests. Upload it as the assignment's autograder.")
+    parser.add_argument("destination", metavar="DEST.zip")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="grade every submission with this seed (default: a new seed per run, "
+                             "recorded in results.json)")
+    parser.set_defaults(func=run_export)
+    return parser
+
+
+def run_export(args):
+    destination = pathlib.Path(args.destination)
+    if destination.suffix != ".zip":
+        print("export-gradescope: DEST must end in .zip", file=sys.stderr)
+        return 2
+    names = build_zip(destination, seed=args.seed)
+    hidden = [n for n in names if n.startswith("autograder/assignment/hidden/test_")]
+    print(f"wrote {destination} ({len(names)} files, {len(hidden)} hidden test file(s))")
+    if not hidden:
+        print("export-gradescope: warning: no hidden tests in autograder/assignment/hidden: students would be "
+              "graded on the visible tests only", file=sys.stderr)
+    return 0

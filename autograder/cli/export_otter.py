@@ -1,0 +1,38 @@
+"""``python -m autograder export-otter DEST``: the command line of
+:mod:`autograder.exports.otter` (the folder it writes is documented there)."""
+import sys
+
+import subprocess
+
+from autograder.exports.otter import DEFAULT_TIMEOUT_S, export, generate_zip
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "export-otter", help="export this assignment to otter-grader's format",
+        description="Write an otter-grader (7.x) assignment whose test files run this grader's "
+                    "visible and hidden tests (one source of tests).")
+    parser.add_argument("destination", metavar="DEST", help="folder to write")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="grade every submission with this seed (default: a new one each time)")
+    parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_S,
+                        help=f"wall-clock seconds for grading one submission (default {DEFAULT_TIMEOUT_S})")
+    parser.add_argument("--otter-bin", default=None, metavar="PATH",
+                        help="also run `PATH generate` to build DEST/autograder.zip")
+    parser.set_defaults(func=run_export)
+    return parser
+
+
+def run_export(args):
+    support, tests = export(args.destination, seed=args.seed, timeout=args.timeout)
+    hidden = sum(1 for test in tests if test["visibility"] == "hidden")
+    print(f"wrote {args.destination}: {len(tests)} case(s) ({hidden} hidden) in "
+          f"{len({t['module'] for t in tests})} otter test file(s); support folder {support}")
+    if args.otter_bin:
+        try:
+            path = generate_zip(args.destination, support, args.otter_bin)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            print(f"export-otter: otter generate failed: {exc}", file=sys.stderr)
+            return 1
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,173 @@
+"""Message catalogs: everything a student reads from the grader, in Chinese or English.
+
+Messages are written in the code as English message ids, ``_("... {name} ...",
+name=value)``, and rendered late (``Message.render(lang)``): a hint or a
+failure built inside a test is turned into text only once the report knows the
+run's language. The translations live in gettext ``.po`` catalogs: the
+engine's under ``autograder/i18n/locale/<lang>/``, the assignment's under its own
+``locale/<lang>/`` (several files per language, one per area, so that each can
+be edited on its own); Babel reads them and its extractor
+finds the ids (``tests/test_catalogs.py`` checks that every id has a
+translation with the same placeholders). English is the source language: an
+id is its own English text.
+
+The language comes from, in order: ``--lang``, ``$AUTOGRADER_LANG``, the
+``[tool.autograder] lang`` setting of the repository's ``pyproject.toml``, and
+English.
+"""
+import functools
+import os
+import pathlib
+import re
+import string
+
+from autograder import active_assignment
+
+LANGUAGES = ("zh", "en")
+DEFAULT_LANGUAGE = "en"
+ENV_VAR = "AUTOGRADER_LANG"
+LOCALE_DIR = pathlib.Path(__file__).resolve().parent / "locale"
+_current = [None]
+
+
+class Message:
+    """A message id with its parameters, rendered in any language on demand.
+    Parameters may themselves be messages (rendered in the same language)."""
+
+    __slots__ = ("msgid", "params")
+
+    def __init__(self, msgid, **params):
+        self.msgid = msgid
+        self.params = params
+
+    def render(self, lang=None):
+        lang = lang or language()
+        template = catalog(lang).get(self.msgid) or self.msgid
+        params = {key: render(value, lang) for key, value in self.params.items()}
+        try:
+            return template.format(**params)
+        except (KeyError, IndexError, ValueError):  # a broken translation: fall back to English
+            return self.msgid.format(**params)
+
+    def __str__(self):
+        return self.render()
+
+    def __repr__(self):
+        return f"Message({self.msgid!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, Message) and (self.msgid, self.params) == (other.msgid, other.params)
+
+    def __hash__(self):
+        return hash(self.msgid)
+
+
+def _(msgid, **params):
+    """Mark ``msgid`` for translation (Babel's default keyword) and bind its parameters."""
+    return Message(msgid, **params)
+
+
+def render(value, lang=None):
+    """Text of a message, of a list of messages (one per line), or of anything else."""
+    if isinstance(value, Message):
+        return value.render(lang)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, (Message, str)) for v in value):
+        return "\n".join(render(item, lang) for item in value)
+    return value
+
+
+def text(msgid, lang=None, **params):
+    """Render at once: ``text("Total", "zh")``."""
+    return Message(msgid, **params).render(lang)
+
+
+def catalog_folders(lang):
+    """Where ``lang``'s catalogs are: the engine's, then the active assignment's."""
+    folders = [LOCALE_DIR / lang]
+    try:
+        folders.append(active_assignment.folder_of(active_assignment.package_name()) / "locale" / lang)
+    except (active_assignment.AssignmentError, ImportError, ValueError):
+        pass  # no assignment to grade: the engine's messages still translate
+    return folders
+
+
+def catalog(lang):
+    """msgid -> translation for ``lang`` (empty for English, the source language)."""
+    return _catalog(lang, tuple(catalog_folders(lang)))
+
+
+@functools.cache
+def _catalog(lang, folders):
+    if lang == "en":
+        return {}
+    try:
+        from babel.messages.pofile import read_po
+    except ImportError:  # a laptop without the requirements: English, and `grade` says what is missing
+        return {}
+
+    table = {}
+    for path in [path for folder in folders for path in sorted(folder.glob("*.po"))]:
+        with open(path, "rb") as handle:
+            for message in read_po(handle):
+                if message.id and message.string and not message.fuzzy:
+                    table[message.id] = message.string
+    return table
+
+
+def placeholders(template):
+    """The named fields of a ``str.format`` template, with their format specs."""
+    return sorted((name, spec or "") for _text, name, spec, _conv in string.Formatter().parse(template)
+                  if name is not None)
+
+
+def check_language(value):
+    value = (value or "").strip().lower().replace("_", "-")
+    if value.startswith("zh"):
+        return "zh"
+    if value.startswith("en"):
+        return "en"
+    return None
+
+
+def configured_language(root="."):
+    """``[tool.autograder] lang`` from ``root/pyproject.toml`` (None if unset or unreadable)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        return _scan_pyproject(root)
+    try:
+        with open(os.path.join(root, "pyproject.toml"), "rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, ValueError):
+        return None
+    setting = data.get("tool", {}).get("autograder", {})
+    return check_language(setting.get("lang")) if isinstance(setting, dict) else None
+
+
+def _scan_pyproject(root):
+    try:
+        content = pathlib.Path(root, "pyproject.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    section = re.search(r"^\[tool\.autograder\]\s*$(.*?)(?=^\[|\Z)", content, re.MULTILINE | re.DOTALL)
+    found = section and re.search(r"^\s*lang\s*=\s*[\"']([^\"']+)", section.group(1), re.MULTILINE)
+    return check_language(found.group(1)) if found else None
+
+
+def resolve_language(option=None, environ=None, root="."):
+    environ = os.environ if environ is None else environ
+    for candidate in (option, environ.get(ENV_VAR)):
+        chosen = check_language(candidate)
+        if chosen:
+            return chosen
+    return configured_language(root) or DEFAULT_LANGUAGE
+
+
+def set_language(lang):
+    _current[0] = check_language(lang) or DEFAULT_LANGUAGE
+
+
+def language():
+    if _current[0] is None:
+        _current[0] = resolve_language()
+    return _current[0]

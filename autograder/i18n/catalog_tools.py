@@ -1,0 +1,189 @@
+"""Finding the message ids in the code and keeping the ``.po`` catalogs in step.
+
+Ids are found by Babel's Python extractor (keywords ``_`` and ``t``,
+message = first argument) plus the first docstring line of every graded test
+(a test's title is what a student reads as its name). Each id belongs to one
+catalog file, so that people translating different areas never edit the same
+file. The engine's ids go to ``autograder/i18n/locale/<lang>/``: the TA's class
+page to ``class_report.po``, the rest to ``grader.po``. The assignment's go to
+its own ``locale/<lang>/``: the suites of a module to ``<module>.po``, a
+subpackage of the assignment to ``<subpackage>.po`` (its lab, its conformance
+check), everything else to ``assignment.po``. An id the engine uses stays with
+the engine, so another assignment finds it translated too.
+
+``python -m autograder.i18n.catalog_tools`` adds the missing ids (empty
+translations) to the right files, moves an id whose code moved to another area
+(its translation kept), and lists what is still untranslated (``--prune`` also
+drops ids the code no longer uses); ``tests/test_catalogs.py`` fails while
+anything is missing.
+"""
+import ast
+import pathlib
+import sys
+
+from autograder import active_assignment, locations
+
+PACKAGE_DIR = locations.PACKAGE_DIR
+LOCALE_DIR = PACKAGE_DIR / "i18n" / "locale"
+KEYWORDS = {"_": None, "t": None}
+SUITE_DIRS = ("visible", "hidden")
+ENGINE_CLASS_PAGE = ("class_reports",)   # the TA's class page (grade-many --report-lang)
+
+
+def assignment():
+    return active_assignment.current()
+
+
+def area_of(path):
+    """``(catalog folder, file stem)`` that holds the ids of ``path``."""
+    path = pathlib.Path(path).resolve()
+    home = assignment().folder
+    if home in path.parents:
+        relative = path.relative_to(home)
+        folder = assignment().locale_dir
+        if relative.parts[0] in SUITE_DIRS:
+            for module in sorted(assignment().modules, key=len, reverse=True):
+                if module in path.stem:
+                    return folder, module
+        if len(relative.parts) > 1 and relative.parts[0] not in SUITE_DIRS + ("checks", "scenarios"):
+            return folder, relative.parts[0]
+        return folder, "assignment"
+    relative = path.relative_to(PACKAGE_DIR)
+    if relative.parts[0] in ENGINE_CLASS_PAGE:
+        return LOCALE_DIR, "class_report"
+    return LOCALE_DIR, "grader"
+
+
+def _python_files():
+    """The engine's files first (an id it shares with the assignment is the engine's), then the assignment's."""
+    home = assignment().folder
+    engine = [path for path in sorted(PACKAGE_DIR.rglob("*.py")) if home not in path.parents]
+    for path in engine + sorted(home.rglob("*.py")):
+        if "__pycache__" in path.parts or path.name == "catalog_tools.py":
+            continue
+        yield path
+
+
+def _titles(path):
+    """First docstring lines of the test functions of a suite file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+            doc = ast.get_docstring(node)
+            if doc and doc.strip():
+                yield node.lineno, doc.strip().splitlines()[0].strip().rstrip(".")
+
+
+def _shown(path):
+    """A path as the catalogs' location comments show it."""
+    for base in (PACKAGE_DIR.parent, assignment().folder.parent):
+        if base in path.parents:
+            return str(path.relative_to(base))
+    return str(path)
+
+
+def extract():
+    """``{msgid: ((folder, area), "file:line")}`` for every message id in the grader."""
+    from babel.messages.extract import extract_python
+
+    found = {}
+    for path in _python_files():
+        relative, area = _shown(path), area_of(path)
+        with open(path, "rb") as handle:
+            for lineno, _funcname, message, _comments in extract_python(handle, KEYWORDS.keys(), [], {}):
+                msgid = message[0] if isinstance(message, (tuple, list)) else message
+                if isinstance(msgid, str) and msgid:
+                    found.setdefault(msgid, (area, f"{relative}:{lineno}"))
+        if path.parent.name in SUITE_DIRS:
+            for lineno, title in _titles(path):
+                found.setdefault(title, (area, f"{relative}:{lineno}"))
+    return found
+
+
+def catalog_files(lang="zh"):
+    """Every catalog file of ``lang``: the engine's, then the assignment's."""
+    return [path for folder in (LOCALE_DIR, assignment().locale_dir)
+            for path in sorted((folder / lang).glob("*.po"))]
+
+
+def read_catalog(path):
+    from babel.messages.pofile import read_po
+
+    with open(path, "rb") as handle:
+        return read_po(handle)
+
+
+def write_catalog(path, catalog):
+    from babel.messages.pofile import write_po
+
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:
+        write_po(handle, catalog, width=0, omit_header=False, sort_output=False)
+
+
+def _location(where):
+    file, line = where.rsplit(":", 1)
+    return [(file, int(line))]
+
+
+def sync(lang="zh", prune=False):
+    """Add the missing ids to their catalog files, move ids to the file of their
+    area (and with ``prune`` drop the ids the code no longer has); returns
+    ``[(file, msgid)]`` still untranslated."""
+    from babel.messages.catalog import Catalog
+
+    found = extract()
+    catalogs = {(path.parent.parent, path.stem): read_catalog(path) for path in catalog_files(lang)}
+
+    def catalog_for(key):
+        return catalogs.setdefault(key, Catalog(locale=lang, project="autograder", charset="utf-8"))
+
+    changed = set()
+    for key, catalog in list(catalogs.items()):
+        for message in list(catalog):
+            if message.id and message.id in found and found[message.id][0] != key:
+                target = found[message.id][0]  # the code moved: the translation goes with it
+                catalog_for(target).add(message.id, message.string, locations=_location(found[message.id][1]))
+                del catalog[message.id]
+                changed |= {key, target}
+    known = {message.id for catalog in catalogs.values() for message in catalog if message.id}
+    for msgid, (key, where) in found.items():
+        if msgid not in known:
+            catalog_for(key).add(msgid, "", locations=_location(where))
+            changed.add(key)
+    for key, catalog in catalogs.items():  # keep the "#:" location comments true
+        for message in catalog:
+            if message.id in found and list(message.locations) != _location(found[message.id][1]):
+                message.locations = _location(found[message.id][1])
+                changed.add(key)
+    if prune:
+        for key, catalog in catalogs.items():
+            stale = [message.id for message in catalog if message.id and message.id not in found]
+            for msgid in stale:
+                del catalog[msgid]
+            if stale:
+                changed.add(key)
+    for key in changed:
+        folder, area = key
+        write_catalog(folder / lang / f"{area}.po", catalogs[key])
+    return [(f"{area}.po", message.id) for (folder, area), catalog in sorted(catalogs.items())
+            for message in catalog if message.id and not message.string and message.id in found]
+
+
+def main(argv=None):
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m autograder.i18n.catalog_tools",
+                                     description="Add missing message ids to the catalogs; list untranslated ones.")
+    parser.add_argument("lang", nargs="?", default="zh")
+    parser.add_argument("--prune", action="store_true", help="also remove ids the code no longer uses")
+    args = parser.parse_args(argv)
+    missing = sync(args.lang, prune=args.prune)
+    for area, msgid in missing:
+        print(f"{area}: untranslated: {msgid}")
+    print(f"{len(missing)} untranslated message(s)")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""The processes around a judge: ``grade`` runs its judge in a clean process,
+``watch`` keeps one alive between grades and notices saved files.
+
+Imports judging and reports; imported by the cli.
+"""

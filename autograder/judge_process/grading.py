@@ -1,0 +1,105 @@
+"""``grade`` runs its judge in a clean process of its own.
+
+The command-line process (A) holds what the caller gave it: arguments and an
+environment that may name the runner's file-command files (``GITHUB_OUTPUT``,
+``GITHUB_STEP_SUMMARY``) or carry tokens. It never imports torch and never
+meets student code. It starts the grading process (B) as a fresh interpreter
+with a scrubbed environment; B imports torch once, forks the sandbox's zygote
+from itself -- before it has received anything of the job, so the zygote and
+every box forked from it hold nothing of the judge -- and only then reads the
+job, loads the suites and grades. B sends the report back as JSON; A writes
+``results.json``, the Classroom output and the summary after B and every
+process of the submission are gone.
+
+One torch import serves both the judge and the boxes: that is what keeps a
+grade close to the cost of ``import torch`` (benchmarks/bench_grade.py).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from autograder import locations
+from autograder.judging.results import GradeReport
+
+PACKAGE_ROOT = str(locations.REPO_ROOT)
+MAX_REPORT_BYTES = 64 * 2**20
+_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from autograder.judge_process import grading; grading.main()")
+
+
+class GradingFailed(RuntimeError):
+    """The grading process died or answered nonsense (the grader's failure)."""
+
+
+def _environment():
+    from autograder.sandbox.environment import scrubbed_environment
+
+    env = scrubbed_environment()
+    env.update({key: value for key, value in os.environ.items() if key.startswith("AUTOGRADER_")})
+    return env
+
+
+def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", modules=None, display_dir=None):
+    """(A) Grade ``submission`` in a fresh grading process; returns its :class:`GradeReport`."""
+    # The report comes back in a file of a private folder (portable; student
+    # code can neither reach it nor the pipe the job goes through).
+    with tempfile.TemporaryDirectory(prefix="amp-grading-") as private, tempfile.TemporaryFile() as log:
+        result_path = os.path.join(private, "report.json")
+        job = {"submission": os.path.abspath(submission), "seed": seed, "include_hidden": include_hidden,
+               "flags": list(flags or []), "result": result_path, "lang": lang,
+               "modules": list(modules) if modules else None, "display": display_dir}
+        # Its own output (tracebacks only, never expected) is kept apart and shown
+        # escaped by the caller: it may quote student text.
+        process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT],
+                                   stdin=subprocess.PIPE, stdout=log, stderr=log, env=_environment(),
+                                   cwd=PACKAGE_ROOT)
+        try:
+            process.stdin.write(json.dumps(job).encode())
+            process.stdin.close()
+        except OSError:
+            pass
+        code = process.wait()
+        data = b""
+        if os.path.exists(result_path):
+            with open(result_path, "rb") as result:
+                data = result.read(MAX_REPORT_BYTES + 1)
+        log.seek(0)
+        output = log.read()[-8000:].decode("utf-8", "replace")
+    if code != 0 or not data or len(data) > MAX_REPORT_BYTES:
+        raise GradingFailed(f"the grading process ended with exit code {code}"
+                            + (f":\n{output}" if output.strip() else ""))
+    try:
+        return GradeReport.from_gradescope(json.loads(data.decode()))
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise GradingFailed(f"the grading process sent an unreadable report ({exc})") from None
+
+
+def main():
+    """(B) Import torch, fork the zygote, then read the job and grade."""
+    if sys.platform.startswith("linux"):
+        from autograder.sandbox.confine import namespaces
+
+        namespaces.die_with_parent()  # the command line's Ctrl-C or death ends the grade
+    del sys.argv[1:]
+    from autograder.sandbox import boxes as box_factories
+
+    boxes = box_factories.fork_zygote_here() if box_factories.use_zygote() else box_factories.SpawnBoxes()
+    code = 1
+    try:
+        job = json.loads(sys.stdin.buffer.read(1 << 20).decode())
+        from autograder.judging.engine import grade_submission
+
+        report = grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
+                                  flags=job["flags"], boxes=boxes, lang=job.get("lang") or "en",
+                                  modules=job.get("modules"), display_dir=job.get("display"))
+        data = report.to_gradescope()
+        with open(job["result"], "wb") as result:
+            result.write(json.dumps(data, allow_nan=False).encode())
+        code = 0
+    finally:
+        boxes.close()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(code)

@@ -1,0 +1,129 @@
+"""``watch`` keeps one judge process (B) alive between grades.
+
+Same split as :mod:`autograder.judge_process.grading`: the command-line process (A)
+never imports torch nor meets student code; B is a fresh interpreter with a
+scrubbed environment that imports torch and forks the sandbox's zygote before
+it has read anything of a job. What ``watch`` saves is only that start: B then
+grades one job per line of its standard input with
+:func:`autograder.judging.engine.grade_submission`, each in fresh boxes forked for that
+grade, with its own uid, confinement and isolation report, exactly like
+``grade``. Each report comes back in a file of A's private folder.
+
+B ends when its standard input closes, on Ctrl-C, or when A dies; its zygote
+runs in a session of its own and ends when B's channel to it closes.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+from autograder.judge_process.grading import MAX_REPORT_BYTES, PACKAGE_ROOT, GradingFailed, _environment
+from autograder.judging.results import GradeReport
+
+_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from autograder.judge_process import watching; watching.main()")
+_POLL_S = 0.005
+
+
+class WatchJudge:
+    """(A) The judge process of a ``watch`` session; ``grade(job)`` returns a :class:`GradeReport`."""
+
+    def __init__(self):
+        self._private = tempfile.TemporaryDirectory(prefix="amp-watch-")
+        self._log = tempfile.TemporaryFile()
+        self._count = 0
+        # B's own output (tracebacks only) is kept apart: it may quote student text.
+        self.process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT],
+                                        stdin=subprocess.PIPE, stdout=self._log, stderr=self._log,
+                                        env=_environment(), cwd=PACKAGE_ROOT)
+
+    def _failure(self, what):
+        self._log.seek(0)
+        output = self._log.read()[-8000:].decode("utf-8", "replace")
+        return GradingFailed(what + (f":\n{output}" if output.strip() else ""))
+
+    def grade(self, submission, seed, include_hidden, flags, lang="en", modules=None, display_dir=None):
+        self._count += 1
+        result_path = os.path.join(self._private.name, f"report-{self._count}.json")
+        job = {"submission": os.path.abspath(submission), "seed": seed, "include_hidden": include_hidden,
+               "flags": list(flags or []), "result": result_path, "lang": lang,
+               "modules": list(modules) if modules else None, "display": display_dir}
+        try:
+            self.process.stdin.write(json.dumps(job).encode() + b"\n")
+            self.process.stdin.flush()
+        except OSError:
+            raise self._failure("the grading process is gone") from None
+        while not os.path.exists(result_path):  # B renames the finished file into place
+            code = self.process.poll()
+            if code is not None:
+                raise self._failure(f"the grading process ended with exit code {code}")
+            time.sleep(_POLL_S)
+        with open(result_path, "rb") as result:
+            data = result.read(MAX_REPORT_BYTES + 1)
+        os.unlink(result_path)
+        if len(data) > MAX_REPORT_BYTES:
+            raise GradingFailed("the grading process sent a report too large to read")
+        try:
+            answer = json.loads(data.decode())
+            if "watch_error" in answer:
+                raise GradingFailed(f"the grader failed: {answer['watch_error']}")
+            return GradeReport.from_gradescope(answer)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise GradingFailed(f"the grading process sent an unreadable report ({exc})") from None
+
+    def close(self, timeout=5.0):
+        """End B (and with it its zygote and boxes); never leaves it running."""
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()
+        self._private.cleanup()
+
+
+def _write_answer(path, data):
+    temporary = path + ".part"
+    with open(temporary, "wb") as answer:
+        answer.write(json.dumps(data, allow_nan=False).encode())
+    os.replace(temporary, path)
+
+
+def main():
+    """(B) Import torch, fork the zygote, then grade one job per line until stdin closes."""
+    if sys.platform.startswith("linux"):
+        from autograder.sandbox.confine import namespaces
+
+        namespaces.die_with_parent()
+    del sys.argv[1:]
+    from autograder.sandbox import boxes as box_factories
+
+    boxes = box_factories.fork_zygote_here() if box_factories.use_zygote() else box_factories.SpawnBoxes()
+    try:
+        from autograder.judging.engine import grade_submission
+
+        for line in sys.stdin.buffer:
+            job = json.loads(line.decode())
+            try:
+                report = grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
+                                          flags=job["flags"], boxes=boxes, lang=job.get("lang") or "en",
+                                          modules=job.get("modules"), display_dir=job.get("display"))
+                data = report.to_gradescope()
+            except Exception as exc:  # the grader's own failure: A says so and keeps watching
+                traceback.print_exc()
+                data = {"watch_error": f"{type(exc).__name__}: {exc}"}
+            _write_answer(job["result"], data)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        boxes.close()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(0)

@@ -1,0 +1,229 @@
+"""Grade one submission: start the sandbox's zygote, take the contract files
+into a grading area, run the visible and hidden suites in-process with
+:class:`~autograder.judging.plugin.GradingPlugin`, add the assignment's optional credit,
+and return a :class:`~autograder.judging.results.GradeReport`.
+
+The judge never imports student code; the suites reach it only through the
+sandbox. Whatever a submission does, this returns a complete report.
+
+Order matters: the zygote is started first (a fresh process: nothing of the
+judge is in it), then everything the judge will ever import is imported,
+before the first box runs student code -- nothing the judge loads later can
+have been written by a student.
+"""
+import contextlib
+import io
+import os
+import pathlib
+import secrets
+import tempfile
+import time
+
+from autograder import active_assignment, locations
+from autograder.intake import integrity, submission
+from autograder.judging import feedback
+from autograder.i18n import _, set_language
+from autograder.i18n import text as t
+from autograder.judging.results import GradeReport, TestResult
+from autograder.sandbox import isolation, uids
+from autograder.sandbox.confine import limits as os_limits
+
+PACKAGE_DIR = locations.PACKAGE_DIR
+SUITE_INI = pathlib.Path(__file__).resolve().parent / "suite.ini"
+TEST_TIMEOUT_S = 240  # backstop only: every sandbox call has its own, shorter limit
+
+
+def limits_from_env():
+    """Sandbox limits, tightened by tests through AUTOGRADER_* variables."""
+    from autograder.sandbox.client import Limits
+
+    limits = Limits()
+    for name, field in (("AUTOGRADER_CALL_TIMEOUT", "call_timeout"),
+                        ("AUTOGRADER_IMPORT_TIMEOUT", "import_timeout"),
+                        ("AUTOGRADER_MODULE_BUDGET", "module_budget")):
+        if os.environ.get(name):
+            setattr(limits, field, float(os.environ[name]))
+    return limits
+
+
+def new_seed():
+    return secrets.randbelow(2**31)
+
+
+def hidden_tests_available():
+    return active_assignment.current().hidden_tests_available()
+
+
+def preload_judge():
+    """Import now whatever the judge uses after student code has run: its own
+    modules, the assignment's plugins and hooks, pytest and torch's lazily
+    imported parts. (Whoever renders reports in this process imports them
+    first: the batch does, a single grade renders in another process.)"""
+    import pytest  # noqa: F401
+    import torch
+    from autograder import torch_startup
+
+    torch_startup.install()  # optimizers need only eager mode's answers from torch._dynamo
+
+    import autograder.judging.feedback  # noqa: F401
+    import autograder.judging.judge  # noqa: F401
+    import autograder.judging.plugin  # noqa: F401
+    from autograder import i18n
+
+    assignment = active_assignment.current()
+    assignment.plugins()
+    hooks = assignment.hooks()
+    if hooks is not None and hasattr(hooks, "preload"):
+        hooks.preload()
+    for lang in i18n.LANGUAGES:  # the catalogs are read now, never after student code ran
+        i18n.catalog(lang)
+    torch.set_num_threads(1)  # deterministic and fair under --jobs
+
+
+def _suite_files(folder, modules):
+    """The suite files of ``folder``; with ``modules`` (--module) only theirs: a suite
+    file names its module (``test_visible_<module>*.py``), and the plugin still
+    deselects any test of another module that such a file holds."""
+    if not modules:
+        return [str(folder)]
+    return [str(path) for path in sorted(folder.glob("test_*.py")) if any(module in path.stem for module in modules)]
+
+
+def _suite_args(include_hidden, modules=None):
+    assignment = active_assignment.current()
+    paths = _suite_files(assignment.visible_dir, modules)
+    if include_hidden and hidden_tests_available():
+        paths += _suite_files(assignment.hidden_dir, modules)
+    if not paths:  # e.g. --module of the optional credit: no suite to run (never pytest's own default)
+        return None
+    return paths + [
+        "-c", str(SUITE_INI), "--rootdir", str(assignment.folder),
+        "--confcutdir", str(assignment.folder), "--import-mode=importlib",
+        "-p", "no:cacheprovider", "-p", "pytest_timeout", "-o", f"timeout={TEST_TIMEOUT_S}",
+        # No assertion rewriting: the suites judge with expect(), and pytest would
+        # otherwise load its own compiled caches of them from the grader's tree.
+        "--assert=plain",
+        # Feedback is built from the exception itself; pytest's own tracebacks
+        # only cost time (kept with AUTOGRADER_DEBUG for staff).
+        "--tb=" + ("long" if os.environ.get("AUTOGRADER_DEBUG") else "no"),
+        "-q", "-rN", "--no-header", "-p", "no:unraisableexception", "-p", "no:threadexception", "-W", "ignore::UserWarning",
+        # Student code never runs in this process: nothing to capture or log per test.
+        "--capture=no", "-p", "no:logging",
+    ]
+
+
+def run_suites(sandboxes, seed, include_hidden, modules=None):
+    import pytest
+
+    from autograder.judging.plugin import GradingPlugin
+
+    plugin = GradingPlugin(sandboxes, seed, modules)
+    log = io.StringIO()  # pytest's own terminal output: the report is ours
+    saved_env = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # no plugins a student could install
+    try:
+        with contextlib.redirect_stdout(log):
+            args = _suite_args(include_hidden, modules)
+            if args is not None:
+                pytest.main(args, plugins=[plugin, *active_assignment.current().plugins()])
+    finally:
+        if saved_env is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved_env
+        for sandbox in sandboxes.values():
+            sandbox.close()
+    results = plugin.results
+    if plugin.collection_errors:
+        results.append(TestResult(
+            name=_("test collection"), module="grader", max_score=0.0, score=0.0, passed=False,
+            output="", detail=_("Some grader tests could not be loaded; tell the course staff."),
+            visibility="visible"))
+    return results
+
+
+def _order(results):
+    assignment = active_assignment.current()
+    modules = list(assignment.modules) + [assignment.optional_module, "grader"]
+    return sorted(results, key=lambda test: (modules.index(test.module) if test.module in modules else 99,
+                                             test.visibility != "visible"))
+
+
+def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None, flags=None,
+                     boxes=None, uid=None, lang="en", modules=None, display_dir=None):
+    """Grade ``submission_dir`` and return a complete :class:`GradeReport`.
+
+    ``boxes``: a started box factory to reuse (batch grading hands each student
+    a channel to its zygote); by default this grade starts its own. ``uid``: the
+    student's uid when running as root (default: a fresh unused one).
+    Grader files the submission changed on disk are flagged here; batch grading
+    also restores them between students (:class:`autograder.intake.integrity.GraderGuard`).
+    ``lang``: the language of the feedback; ``modules``: grade only these (--module);
+    ``display_dir``: the submission folder as the student named it, for messages."""
+    from autograder.sandbox.boxes import start_boxes
+    from autograder.sandbox.client import Sandbox, prestart
+
+    assignment = active_assignment.current()
+    hooks = assignment.hooks()
+    seed = new_seed() if seed is None else int(seed)
+    started = time.monotonic()
+    own_boxes = boxes is None
+    if own_boxes:
+        boxes = start_boxes()  # the zygote imports torch while we do
+    try:
+        guard = integrity.GraderGuards(PACKAGE_DIR)
+        preload_judge()
+        os_limits.protect_judge()
+        if uid is None:
+            uid = uids.allocate(1)[0]
+        set_language(lang)
+        notes = []
+        if include_hidden and not hidden_tests_available():
+            notes.append(t("Hidden tests are not available here: only the visible tests were run. "
+                              "Your final grade also includes hidden tests.", lang))
+        flags = list(flags or [])
+        if guard.planted:
+            flags.append("compiled files in the grader that do not match their source: "
+                         + ", ".join(guard.planted[:10]))
+        limits = limits or limits_from_env()
+        with tempfile.TemporaryDirectory(prefix="amp-grade-") as area:
+            specs, intake_notes = submission.take(submission_dir, area, uid, uid)
+            notes += intake_notes
+            if not any(spec["present"] for spec in specs.values()) and \
+                    not any(spec["problem"] for spec in specs.values()):
+                notes.append(t("No exercise module found in {folder}: expected {files}.", lang,
+                                  folder=str(display_dir or submission_dir),
+                                  files=", ".join(assignment.files())))
+            sources = {module: submission.source_of(specs[module]) for module in assignment.modules}
+            sandboxes = {module: Sandbox(module, specs[module], boxes, limits) for module in assignment.modules}
+            prestart(sandboxes.values(), modules)
+            results = run_suites(sandboxes, seed, include_hidden, modules)
+            leftovers = uids.kill_leftovers(uid)
+        if leftovers:
+            flags.append(f"{leftovers} process(es) of this submission were still running after its "
+                         "boxes were closed and were killed")
+        if hooks is not None and hasattr(hooks, "after_suites"):  # e.g. a rule the suites cannot see
+            hooks.after_suites(results, sources=sources, guard_reports={
+                module: sandbox.delegation for module, sandbox in sandboxes.items()}, flags=flags, modules=modules)
+        confinement = isolation.combine([report for sandbox in sandboxes.values()
+                                         for report in sandbox.isolation])
+        tampered = guard.changes()
+        if tampered:
+            flags.append("grader files changed on disk while the submission ran: " + ", ".join(tampered[:10]))
+        optional_tests, optional_info = [], {}
+        if hooks is not None and hasattr(hooks, "optional_credit") and \
+                (not modules or assignment.optional_module in modules):
+            optional_tests, optional_info = hooks.optional_credit(submission_dir, lang=lang)
+        results = _order(results + optional_tests)
+        diagnosis = feedback.finish(results, lang, str(display_dir or "exercises"), sources)
+        ran_hidden = include_hidden and hidden_tests_available()
+        not_run = {} if ran_hidden else {module: assignment.hidden_points_of(module)
+                                         for module in (modules or assignment.modules)
+                                         if assignment.hidden_points_of(module)}
+        return GradeReport(tests=results, seed=seed, submission=str(submission_dir),
+                           duration=time.monotonic() - started, flags=flags, notes=notes,
+                           isolation=confinement, lab=optional_info, diagnosis=diagnosis, lang=lang,
+                           hidden_not_run=not_run)
+    finally:
+        if own_boxes:
+            boxes.close()

@@ -1,0 +1,152 @@
+"""The pytest plugin that turns the visible and hidden suites into graded results.
+
+It provides the fixtures the suites use (one sandbox per student module, a
+per-test seed) and, for every test, records a :class:`~autograder.judging.results.TestResult`
+with points, visibility, the module tag and feedback built from the test's
+hint and the failure -- never from a hidden test's source or its expected values.
+"""
+import os
+import sys
+import time
+import zlib
+
+import pytest
+
+from autograder import active_assignment
+from autograder.judging import feedback
+from autograder.i18n import _
+from autograder.judging.judge import Mistake, StudentCodeFailed
+from autograder.judging.results import TestResult
+from autograder.sandbox.client import Sandbox
+from autograder.intake.submission import source_of
+
+
+def per_test_seed(run_seed, nodeid):
+    """A test's own seed: stable across test order, different for every run seed."""
+    return zlib.crc32(f"{run_seed}:{nodeid.split('::')[-1]}".encode()) & 0x7FFFFFFF
+
+
+def _marker_value(item, name, default=None):
+    marker = item.get_closest_marker(name)
+    return marker.args[0] if marker and marker.args else default
+
+
+def _title(item):
+    """The test's name as students read it: its docstring's first line, a catalog id."""
+    doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
+    return _(doc[0].strip().rstrip(".")) if doc else item.name.replace("test_", "", 1).replace("_", " ")
+
+
+class GradingPlugin:
+    """``sandboxes``: module name -> :class:`~autograder.sandbox.client.Sandbox`
+    (the engine made them; the plugin never starts a process itself)."""
+
+    def __init__(self, sandboxes, run_seed, modules=None):
+        self._sandboxes = dict(sandboxes)
+        self.modules = set(modules) if modules else None  # --module: grade only these
+        self.run_seed = run_seed
+        self.results = []
+        self.collection_errors = []
+        self._started = {}
+
+    # -- fixtures -----------------------------------------------------------
+    def sandbox(self, module):
+        if module not in self._sandboxes:  # a test naming no known module: nothing to call
+            self._sandboxes[module] = Sandbox(str(module), {"present": False}, boxes=None)
+        return self._sandboxes[module]
+
+    @pytest.fixture
+    def student(self, request):
+        """The sandboxed student module named by the test file's ``module`` marker."""
+        return self.sandbox(_marker_value(request.node, "module"))
+
+    @pytest.fixture
+    def seed(self, request):
+        return per_test_seed(self.run_seed, request.node.nodeid)
+
+    @pytest.fixture
+    def submission_source(self, request):
+        """The student's source text of this test's module ('' if missing)."""
+        return source_of(self.sandbox(_marker_value(request.node, "module")).spec)
+
+    # -- hooks --------------------------------------------------------------
+    def pytest_collection_modifyitems(self, config, items):
+        if self.modules is None:
+            return
+        chosen = [item for item in items if _marker_value(item, "module") in self.modules]
+        dropped = [item for item in items if item not in chosen]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = chosen
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append(report.nodeid or "collection")
+
+    def pytest_runtest_setup(self, item):
+        self._started[item.nodeid] = time.monotonic()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and report.failed):
+            self._record(item, report, call)
+
+    # -- feedback -----------------------------------------------------------
+    def _record(self, item, report, call):
+        module = _marker_value(item, "module") or "grader"
+        visible = _marker_value(item, "visibility", "hidden") == "visible"
+        # A test that names no exercise module (e.g. a suite file replaced by a
+        # student) is reported but worth nothing.
+        points = _points(_marker_value(item, "points", 1)) if module in active_assignment.current().modules else 0.0
+        todo = _todo(_marker_value(item, "todo", 0))
+        passed = report.passed
+        if not passed and os.environ.get("AUTOGRADER_DEBUG"):
+            print(f"--- {item.nodeid}\n{report.longreprtext}", file=sys.__stderr__)
+        result = TestResult(
+            name=_title(item), module=module, max_score=points, score=points if passed else 0.0,
+            passed=passed, output="", visibility="visible" if visible else "hidden",
+            test_id=item.nodeid.split("::")[-1], todo=todo, blamed=0 if passed else todo,
+            hint=_marker_value(item, "hint", None),
+            duration=round(time.monotonic() - self._started.get(item.nodeid, time.monotonic()), 3))
+        if not passed:
+            self._failure(result, call, visible)
+        self.results.append(result)
+
+    @staticmethod
+    def _failure(result, call, visible):
+        """Fill in what went wrong (``detail``), the error behind it and the TODO it points at."""
+        excinfo = call.excinfo
+        if excinfo is None:
+            result.detail = _("The test did not complete.")
+        elif isinstance(excinfo.value, StudentCodeFailed):
+            result.error = excinfo.value.error
+            unwritten = feedback.unwritten_todo(result.error)
+            if unwritten:
+                result.blamed = unwritten
+        elif isinstance(excinfo.value, Mistake):
+            result.detail = excinfo.value.message
+            if _todo(excinfo.value.todo):
+                result.blamed = _todo(excinfo.value.todo)
+        elif excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
+            result.detail = _("The test ran out of time.")
+        elif visible and isinstance(excinfo.value, AssertionError):
+            result.detail = str(excinfo.value)
+        else:
+            # A bug on our side or an input the checks did not expect: say so,
+            # without the test's code or values.
+            result.detail = _("The grader could not check this result ({kind}). If your code looks right, "
+                              "tell the course staff the seed of this run.", kind=excinfo.typename)
+
+
+def _points(value):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 1.0
+    return number if number == number and 0 <= number < 1000 else 1.0
+
+
+def _todo(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 100 else 0

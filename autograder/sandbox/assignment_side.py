@@ -1,0 +1,28 @@
+"""The active assignment's worker side (its scenarios and per-module guards),
+imported once by the zygote, before confinement, and read by the worker and the
+box's confinement."""
+import functools
+
+from autograder import active_assignment
+
+
+@functools.cache
+def _module():
+    assignment = active_assignment.current()
+    return assignment.resolve(assignment.worker_side)
+
+
+def load():
+    """Import everything now (the zygote does, while grader files can still be read)."""
+    _module()
+
+
+def scenario(name):
+    module = _module()
+    return getattr(module, "SCENARIOS", {})[name] if module is not None else None
+
+
+def guard(module_name):
+    """The guard the worker of ``module_name`` installs (None for most modules)."""
+    module = _module()
+    return getattr(module, "GUARDS", {}).get(module_name) if module is not None else None

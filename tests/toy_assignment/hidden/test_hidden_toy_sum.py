@@ -1,0 +1,20 @@
+"""Hidden test of toy_sum: inputs drawn from the test's seed."""
+import random
+
+import pytest
+
+from autograder.i18n import _
+from autograder.judging.judge import expect, value_of
+
+pytestmark = [pytest.mark.module("toy_sum"), pytest.mark.visibility("hidden")]
+
+
+@pytest.mark.points(2)
+@pytest.mark.todo(2)
+@pytest.mark.hint(_("total: start from 0 and add every item with add."))
+def test_total(student, seed):
+    """total of a random list"""
+    numbers = [random.Random(seed).randint(-50, 50) for _ in range(5)]
+    got = value_of(student.call("total", numbers), "toy_sum.py")
+    expect(got == sum(numbers), _("total({numbers}) should be {want}, got {got}.",
+                                  numbers=repr(numbers), want=sum(numbers), got=repr(got)))

@@ -1,0 +1,16 @@
+"""Visible test of toy_sum."""
+import pytest
+
+from autograder.i18n import _
+from autograder.judging.judge import expect, value_of
+
+pytestmark = [pytest.mark.module("toy_sum"), pytest.mark.visibility("visible")]
+
+
+@pytest.mark.points(3)
+@pytest.mark.todo(1)
+@pytest.mark.hint(_("add: return a + b."))
+def test_add(student):
+    """add(2, 3) is 5"""
+    got = value_of(student.call("add", 2, 3), "toy_sum.py")
+    expect(got == 5, _("add(2, 3) should be 5, got {got}.", got=repr(got)))
