@@ -15,7 +15,7 @@ def main():
     import pytest
 
     from autograder import active_assignment
-    from autograder.judging import engine, plugin
+    from autograder.judging import plugin, suites
 
     class Counter:
         def __init__(self):
@@ -31,7 +31,7 @@ def main():
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     assignment = active_assignment.current()
     paths = [str(assignment.visible_dir)] + ([str(assignment.hidden_dir)] if assignment.hidden_tests_available() else [])
-    code = pytest.main(paths + ["-c", str(engine.SUITE_INI), "--rootdir", str(assignment.folder),
+    code = pytest.main(paths + ["-c", str(suites.SUITE_INI), "--rootdir", str(assignment.folder),
                                 "--confcutdir", str(assignment.folder), "--import-mode=importlib",
                                 "-p", "no:cacheprovider", "--collect-only", "-q"],
                        plugins=[counter, *assignment.plugins()])

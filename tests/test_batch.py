@@ -13,6 +13,7 @@ import csv
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -212,7 +213,16 @@ def test_same_totals_as_single_grade(graded_class, single_grades):
         assert batched["max_score"] == single["max_score"], student
         assert [(t["test_id"], t["status"]) for t in batched["tests"]] == \
             [(t["test_id"], t["status"]) for t in single["tests"]], student
+        # the same feedback, word for word, from suites collected once for the class
+        # (a file is named as each command was given it: relative in the batch, as typed for grade)
+        if batched["extra_data"]["lang"] == single["extra_data"]["lang"]:
+            def feedback(report):
+                return [re.sub(r"\S*/(\w+\.py)", r"\1", t["output"]) for t in report["tests"]]
+
+            assert feedback(batched) == feedback(single), student
         assert batched["extra_data"]["seed"] == single["extra_data"]["seed"] == SEED
+    assert sum(json.loads((out / student / "results.json").read_text(encoding="utf-8"))["extra_data"]["lang"]
+               == single["extra_data"]["lang"] for student, single in single_grades.items()) >= 2
 
 
 def test_feedback_is_in_each_repository_language(graded_class):

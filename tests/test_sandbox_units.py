@@ -1,6 +1,8 @@
 """Small pieces of the sandbox, on their own: which interpreter folders a box
 may read, how box reports combine, uids for students."""
+import contextlib
 import os
+import sys
 
 import pytest
 
@@ -42,3 +44,56 @@ def test_student_uids_are_unused_and_distinct():
 def test_no_uids_without_root(monkeypatch):
     monkeypatch.setattr(uids, "running_as_root", lambda: False)
     assert uids.allocate(2) == [None, None]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="Linux /proc")
+def test_tree_usage_from_known_members_equals_the_walk_of_proc():
+    """A box's keeper passes its cgroup's pids instead of walking /proc per call."""
+    import subprocess
+    import time
+
+    from autograder.sandbox.confine import limits
+
+    # a parent of its own (this test process has other descendants), with one busy child
+    parent = subprocess.Popen([sys.executable, "-c",
+                               "import subprocess, sys, time\n"
+                               "child = subprocess.Popen([sys.executable, '-c', 'while True: pass'])\n"
+                               "print(child.pid, flush=True)\ntime.sleep(120)"],
+                              stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    try:
+        time.sleep(0.3)  # some CPU time of its own
+        walked = limits.tree_usage(parent.pid)
+        known = limits.tree_usage(parent.pid, members=[parent.pid, child, 999999999])
+        assert known[1] and walked[1]  # the busy child is runnable
+        assert abs(known[0] - walked[0]) < 0.2
+        assert limits.tree_usage(parent.pid, members=[])[0] < known[0]  # the child counted only when named
+    finally:
+        for pid in (child, parent.pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        parent.wait()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir("/sys/fs/cgroup"), reason="cgroups need root")
+def test_a_box_cgroup_lists_its_members():
+    """In a forked child (joining a box cgroup moves the caller into it)."""
+    from autograder.sandbox.confine import cgroups
+
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            cgroup, problem = cgroups.box_cgroup(f"amp-test-members-{os.getpid()}", 4 * 2**30, 64)
+            if cgroup is None:
+                code = 3
+            else:
+                listed = cgroup.members()
+                cgroup.leave_and_remove()
+                code = 0 if listed == [os.getpid()] and cgroup.members() is None else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 3:
+        pytest.skip("no writable cgroup hierarchy here")
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -129,6 +129,35 @@ def test_identical_submissions_are_one_group_and_shared_passages_do_not_count():
     assert all(pair.overlap > 0 for pair in similarity.compare_module(dict(list(many.items())[:2]), ""))
 
 
+def test_fingerprints_read_once_equal_copydetects_own():
+    """The lexing is cached per text; the fingerprint must be the one copydetect
+    builds from the file itself, with or without boilerplate, and compare alike."""
+    import io
+
+    import numpy as np
+    from copydetect import CodeFingerprint, compare_files
+
+    stub = (ROOT / "exercises" / "loss_scaler.py").read_text(encoding="utf-8")
+    texts = [(ROOT / "solutions" / "loss_scaler.py").read_text(encoding="utf-8"),
+             (ROOT / "tests" / "variants" / "loss_scaler_tensor.py").read_text(encoding="utf-8"),
+             HOSTILE_CODE, ""]
+    boilerplates = [None, similarity._boilerplate(stub)]
+    for text in texts:
+        for boilerplate in boilerplates:
+            ours = similarity._fingerprint(text, boilerplate)
+            theirs = CodeFingerprint("module.py", similarity.K, 1, boilerplate, True, "python", fp=io.StringIO(text))
+            assert ours.raw_code == theirs.raw_code and ours.filtered_code == theirs.filtered_code
+            assert np.array_equal(ours.offsets, theirs.offsets)
+            assert np.array_equal(np.asarray(ours.hashes), np.asarray(theirs.hashes))
+            assert ours.hash_idx == theirs.hash_idx and ours.token_coverage == theirs.token_coverage
+    first, second = (similarity._fingerprint(text, boilerplates[1]) for text in texts[:2])
+    copied = [CodeFingerprint("module.py", similarity.K, 1, boilerplates[1], True, "python", fp=io.StringIO(text))
+              for text in texts[:2]]
+    ours, theirs = compare_files(first, second), compare_files(*copied)
+    assert ours[0] == theirs[0] and ours[1] == theirs[1]
+    assert all(np.array_equal(a, b) for a, b in zip(ours[2], theirs[2]))
+
+
 def test_the_template_code_is_excluded(checked):
     """erin handed in the stubs: nothing of hers counts, though every student's
     file holds the same given code (without the exclusion they would match)."""

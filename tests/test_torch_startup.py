@@ -68,6 +68,9 @@ def test_a_grade_keeps_the_compiler_and_sympy_out_of_the_judge():
     got = run("import json, sys\nfrom autograder.judging.engine import grade_submission\n"
               "report = grade_submission('solutions', seed=11)\n"
               "print(json.dumps({'score': report.score, 'max': report.max_score,"
-              " 'sympy': 'sympy' in sys.modules, 'dynamo': type(sys.modules.get('torch._dynamo')).__name__}))")
+              " 'sympy': 'sympy' in sys.modules, 'dynamo': type(sys.modules.get('torch._dynamo')).__name__,"
+              " 'staff': sorted(name for name in ('matplotlib', 'copydetect', 'transformers')"
+              " if name in sys.modules)}))")
     assert got["score"] == got["max"] == 100
     assert got["sympy"] is False and got["dynamo"] == "_Standin"
+    assert got["staff"] == []  # the class report's, the similarity check's and the lab's packages

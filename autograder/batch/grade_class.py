@@ -31,7 +31,6 @@ and ``merge-scores`` (join shards) produce the same files a single run would.
 """
 import collections
 import contextlib
-import io
 import os
 import pathlib
 import signal
@@ -39,6 +38,7 @@ import sys
 import time
 
 from autograder.intake import integrity
+from autograder.judging import suites
 from autograder.batch.jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULTS, STATUSES,  # noqa: F401
                                    TIMED_OUT, ForkJob, SubprocessJob, _score_of, _write_report, kill_tree,
                                    add_extra_data, sweep_orphans, zero_report)
@@ -98,9 +98,8 @@ def select_shard(students, k, n):
 
 # -- warm-up: the fixed costs, paid once ---------------------------------------------------------
 def warm_up(include_hidden=True):
-    """Import what every grade imports and load the test modules, so each forked
-    child starts where a single ``grade`` is after its first seconds."""
-    import pytest
+    """Import what every grade imports, so each forked child starts where a single
+    ``grade`` is after its first seconds (the suites are collected by :func:`run_batch`)."""
     import torch
 
     torch.set_num_threads(1)  # what run_suites does; also keeps OpenMP fork-safe
@@ -111,7 +110,6 @@ def warm_up(include_hidden=True):
     import autograder.judging.judge  # noqa: F401
     import autograder.reports.gradescope  # noqa: F401
     import autograder.judging.results  # noqa: F401
-    from autograder.judging.plugin import GradingPlugin
 
     engine.preload_judge()
     for optional in ("autograder.batch.manifest", "autograder.intake.integrity",
@@ -123,25 +121,6 @@ def warm_up(include_hidden=True):
                      "autograder.similarity.pairs", "autograder.similarity.side_by_side", "copydetect"):
         with contextlib.suppress(ImportError):  # the report is written after student code ran
             __import__(optional)
-    # A collect-only session imports the visible and hidden test modules (and
-    # whatever inputs they build at import time). Children reuse them: pytest's
-    # importlib mode takes a module already in sys.modules.
-    suite_args = getattr(engine, "_suite_args", None)
-    if suite_args is None:
-        return
-    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            pytest.main(list(suite_args(include_hidden)) + ["--collect-only"],
-                         plugins=[GradingPlugin({}, 0)])
-    except Exception:  # noqa: BLE001 - a warm-up failure only costs speed
-        pass
-    finally:
-        if saved is None:
-            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
 
 
 # -- the batch ---------------------------------------------------------------------------------
@@ -247,8 +226,14 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
             if probe_boxes is not boxes:
                 probe_boxes.close()
         _reserve(output_dir)
-        try:
+
+        def grade_all():
+            freeze_heap()  # the collected suites too
             return _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir)
+
+        try:
+            # forked children run the suites this parent collected once
+            return suites.kept_collected(include_hidden, grade_all) if isolation == "fork" else grade_all()
         except BaseException:
             if not isinstance(sys.exc_info()[1], BatchInterrupted):
                 release_reserve(output_dir)  # the caller writes the report only when interrupted

@@ -219,11 +219,10 @@ def counted(rows):
 def pass_rates(rows, columns):
     """``[(key, info, passed, graded)]`` over the students whose grading completed
     and who changed the stubs (no work since the template says nothing about a test)."""
-    graded = counted(rows)
+    graded = [_row_tests(row, columns) for row in counted(rows)]  # once per student, not per column
     table = []
     for key, info in columns:
-        passed = sum(1 for row in graded
-                     if _row_tests(row, columns).get(key, {}).get("status") == "passed")
+        passed = sum(1 for tests in graded if tests.get(key, {}).get("status") == "passed")
         table.append((key, info, passed, len(graded)))
     return table
 

@@ -25,7 +25,6 @@ in the support folder): :func:`check` and :func:`grade_once`. Keep its top-level
 imports light; otter's kernel imports it.
 """
 import contextlib
-import io
 import json
 import os
 import pathlib
@@ -48,33 +47,13 @@ ENTRY = "grade_entry.py"
 def collect_tests(include_hidden=True):
     """Our graded tests, as the grader would report them: ``[{module, test_id,
     name, points, visibility}]`` in collection order (a collect-only pytest run)."""
-    import pytest
+    from autograder.judging import plugin, suites
 
-    from autograder.judging import engine, plugin
-
-    class _Collector:
-        def __init__(self):
-            self.items = []
-
-        def pytest_collection_finish(self, session):
-            self.items = list(session.items)
-
-    collector = _Collector()
-    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            code = pytest.main(list(engine._suite_args(include_hidden)) + ["--collect-only"],
-                               plugins=[plugin.GradingPlugin({}, 0), collector, *active_assignment.current().plugins()])
-    finally:
-        if saved is None:
-            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
-    if code not in (0, 5) and not collector.items:
-        raise RuntimeError(f"collecting the grader's tests failed (pytest exit code {code})")
+    items = suites.collect(include_hidden)
+    if not items:
+        raise RuntimeError("collecting the grader's tests failed")
     tests = []
-    for item in collector.items:
+    for item in items:
         module = plugin._marker_value(item, "module")
         visibility = "visible" if plugin._marker_value(item, "visibility", "hidden") == "visible" else "hidden"
         tests.append({"module": module, "test_id": item.nodeid.split("::")[-1],

@@ -3,15 +3,17 @@
 Same split as :mod:`autograder.judge_process.grading`: the command-line process (A)
 never imports torch nor meets student code; B is a fresh interpreter with a
 scrubbed environment that imports torch and forks the sandbox's zygote before
-it has read anything of a job. What ``watch`` saves is only that start: B then
+it has read anything of a job. What ``watch`` saves is that start (and pytest's collection): B then
 grades one job per line of its standard input with
 :func:`autograder.judging.engine.grade_submission`, each in fresh boxes forked for that
 grade, with its own uid, confinement and isolation report, exactly like
-``grade``. Each report comes back in a file of A's private folder.
+``grade``; the suites are collected once for the session
+(:func:`autograder.judging.suites.kept_collected`). Each report comes back in a file of A's private folder.
 
 B ends when its standard input closes, on Ctrl-C, or when A dies; its zygote
 runs in a session of its own and ends when B's channel to it closes.
 """
+import itertools
 import json
 import os
 import subprocess
@@ -96,6 +98,21 @@ def _write_answer(path, data):
     os.replace(temporary, path)
 
 
+def _serve(jobs, boxes):
+    from autograder.judging.engine import grade_submission
+
+    for job in jobs:
+        try:
+            report = grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
+                                      flags=job["flags"], boxes=boxes, lang=job.get("lang") or "en",
+                                      modules=job.get("modules"), display_dir=job.get("display"))
+            data = report.to_gradescope()
+        except Exception as exc:  # the grader's own failure: A says so and keeps watching
+            traceback.print_exc()
+            data = {"watch_error": f"{type(exc).__name__}: {exc}"}
+        _write_answer(job["result"], data)
+
+
 def main():
     """(B) Import torch, fork the zygote, then grade one job per line until stdin closes."""
     if sys.platform.startswith("linux"):
@@ -107,19 +124,12 @@ def main():
 
     boxes = box_factories.fork_zygote_here() if box_factories.use_zygote() else box_factories.SpawnBoxes()
     try:
-        from autograder.judging.engine import grade_submission
+        from autograder.judging import suites
 
-        for line in sys.stdin.buffer:
-            job = json.loads(line.decode())
-            try:
-                report = grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
-                                          flags=job["flags"], boxes=boxes, lang=job.get("lang") or "en",
-                                          modules=job.get("modules"), display_dir=job.get("display"))
-                data = report.to_gradescope()
-            except Exception as exc:  # the grader's own failure: A says so and keeps watching
-                traceback.print_exc()
-                data = {"watch_error": f"{type(exc).__name__}: {exc}"}
-            _write_answer(job["result"], data)
+        jobs = (json.loads(line.decode()) for line in sys.stdin.buffer)
+        first = next(jobs, None)
+        if first is not None:  # the suites are collected once for the whole session
+            suites.kept_collected(bool(first["include_hidden"]), lambda: _serve(itertools.chain([first], jobs), boxes))
     except KeyboardInterrupt:
         pass
     finally:

@@ -11,26 +11,21 @@ judge is in it), then everything the judge will ever import is imported,
 before the first box runs student code -- nothing the judge loads later can
 have been written by a student.
 """
-import contextlib
-import io
 import os
-import pathlib
 import secrets
 import tempfile
 import time
 
 from autograder import active_assignment, locations
 from autograder.intake import integrity, submission
-from autograder.judging import feedback
-from autograder.i18n import _, set_language
+from autograder.judging import feedback, suites
+from autograder.i18n import set_language
 from autograder.i18n import text as t
-from autograder.judging.results import GradeReport, TestResult
+from autograder.judging.results import GradeReport
 from autograder.sandbox import isolation, uids
 from autograder.sandbox.confine import limits as os_limits
 
 PACKAGE_DIR = locations.PACKAGE_DIR
-SUITE_INI = pathlib.Path(__file__).resolve().parent / "suite.ini"
-TEST_TIMEOUT_S = 240  # backstop only: every sandbox call has its own, shorter limit
 
 
 def limits_from_env():
@@ -51,7 +46,7 @@ def new_seed():
 
 
 def hidden_tests_available():
-    return active_assignment.current().hidden_tests_available()
+    return suites.hidden_tests_available()
 
 
 def preload_judge():
@@ -80,66 +75,9 @@ def preload_judge():
     torch.set_num_threads(1)  # deterministic and fair under --jobs
 
 
-def _suite_files(folder, modules):
-    """The suite files of ``folder``; with ``modules`` (--module) only theirs: a suite
-    file names its module (``test_visible_<module>*.py``), and the plugin still
-    deselects any test of another module that such a file holds."""
-    if not modules:
-        return [str(folder)]
-    return [str(path) for path in sorted(folder.glob("test_*.py")) if any(module in path.stem for module in modules)]
-
-
-def _suite_args(include_hidden, modules=None):
-    assignment = active_assignment.current()
-    paths = _suite_files(assignment.visible_dir, modules)
-    if include_hidden and hidden_tests_available():
-        paths += _suite_files(assignment.hidden_dir, modules)
-    if not paths:  # e.g. --module of the optional credit: no suite to run (never pytest's own default)
-        return None
-    return paths + [
-        "-c", str(SUITE_INI), "--rootdir", str(assignment.folder),
-        "--confcutdir", str(assignment.folder), "--import-mode=importlib",
-        "-p", "no:cacheprovider", "-p", "pytest_timeout", "-o", f"timeout={TEST_TIMEOUT_S}",
-        # No assertion rewriting: the suites judge with expect(), and pytest would
-        # otherwise load its own compiled caches of them from the grader's tree.
-        "--assert=plain",
-        # Feedback is built from the exception itself; pytest's own tracebacks
-        # only cost time (kept with AUTOGRADER_DEBUG for staff).
-        "--tb=" + ("long" if os.environ.get("AUTOGRADER_DEBUG") else "no"),
-        "-q", "-rN", "--no-header", "-p", "no:unraisableexception", "-p", "no:threadexception", "-W", "ignore::UserWarning",
-        # Student code never runs in this process: nothing to capture or log per test.
-        "--capture=no", "-p", "no:logging",
-    ]
-
-
 def run_suites(sandboxes, seed, include_hidden, modules=None):
-    import pytest
-
-    from autograder.judging.plugin import GradingPlugin
-
-    plugin = GradingPlugin(sandboxes, seed, modules)
-    log = io.StringIO()  # pytest's own terminal output: the report is ours
-    saved_env = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # no plugins a student could install
-    try:
-        with contextlib.redirect_stdout(log):
-            args = _suite_args(include_hidden, modules)
-            if args is not None:
-                pytest.main(args, plugins=[plugin, *active_assignment.current().plugins()])
-    finally:
-        if saved_env is None:
-            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved_env
-        for sandbox in sandboxes.values():
-            sandbox.close()
-    results = plugin.results
-    if plugin.collection_errors:
-        results.append(TestResult(
-            name=_("test collection"), module="grader", max_score=0.0, score=0.0, passed=False,
-            output="", detail=_("Some grader tests could not be loaded; tell the course staff."),
-            visibility="visible"))
-    return results
+    """The suites' results against ``sandboxes`` (see :mod:`autograder.judging.suites`)."""
+    return suites.run(sandboxes, seed, include_hidden, modules)
 
 
 def _order(results):

@@ -8,6 +8,7 @@ hint and the failure -- never from a hidden test's source or its expected values
 import os
 import sys
 import time
+import traceback
 import zlib
 
 import pytest
@@ -42,12 +43,24 @@ class GradingPlugin:
     (the engine made them; the plugin never starts a process itself)."""
 
     def __init__(self, sandboxes, run_seed, modules=None):
+        self.collection_errors = []
+        self.reset(sandboxes, run_seed, modules)
+
+    def reset(self, sandboxes, run_seed, modules=None):
+        """Grade another submission with the tests already collected
+        (:func:`autograder.judging.suites.run` in a batch's grading child)."""
         self._sandboxes = dict(sandboxes)
         self.modules = set(modules) if modules else None  # --module: grade only these
         self.run_seed = run_seed
         self.results = []
-        self.collection_errors = []
         self._started = {}
+        self._raised = {}  # nodeid -> what the test raised (see pytest_pyfunc_call)
+
+    def selected(self, items):
+        """The collected ``items`` this grade runs (all, or --module's)."""
+        if self.modules is None:
+            return list(items)
+        return [item for item in items if _marker_value(item, "module") in self.modules]
 
     # -- fixtures -----------------------------------------------------------
     def sandbox(self, module):
@@ -73,7 +86,7 @@ class GradingPlugin:
     def pytest_collection_modifyitems(self, config, items):
         if self.modules is None:
             return
-        chosen = [item for item in items if _marker_value(item, "module") in self.modules]
+        chosen = self.selected(items)
         dropped = [item for item in items if item not in chosen]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
@@ -86,24 +99,43 @@ class GradingPlugin:
     def pytest_runtest_setup(self, item):
         self._started[item.nodeid] = time.monotonic()
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pyfunc_call(self, pyfuncitem):
+        # A failed check is kept as it was raised: feedback is built from the
+        # exception alone, and pytest's report of it (traceback, filtered and
+        # formatted) would cost more than most tests. pytest's own outcomes
+        # (a timeout's Failed, skips) are BaseExceptions and pass through.
+        try:
+            return (yield)
+        except Exception as exc:  # noqa: BLE001 - every failure is a result
+            self._raised[pyfuncitem.nodeid] = exc
+            return True
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
-        if report.when == "call" or (report.when == "setup" and report.failed):
-            self._record(item, report, call)
+        if report.when == "call":
+            raised = self._raised.pop(item.nodeid, None)
+            if raised is not None:
+                self._record(item, False, raised)
+            else:
+                self._record(item, report.passed, call.excinfo.value if call.excinfo else None, report)
+        elif report.when == "setup" and report.failed:
+            self._record(item, False, call.excinfo.value if call.excinfo else None, report)
 
     # -- feedback -----------------------------------------------------------
-    def _record(self, item, report, call):
+    def _record(self, item, passed, error, report=None):
+        """``error``: what the test raised (None: passed, or no exception to show)."""
         module = _marker_value(item, "module") or "grader"
         visible = _marker_value(item, "visibility", "hidden") == "visible"
         # A test that names no exercise module (e.g. a suite file replaced by a
         # student) is reported but worth nothing.
         points = _points(_marker_value(item, "points", 1)) if module in active_assignment.current().modules else 0.0
         todo = _todo(_marker_value(item, "todo", 0))
-        passed = report.passed
         if not passed and os.environ.get("AUTOGRADER_DEBUG"):
-            print(f"--- {item.nodeid}\n{report.longreprtext}", file=sys.__stderr__)
+            shown = report.longreprtext if report is not None else "".join(traceback.format_exception(error))
+            print(f"--- {item.nodeid}\n{shown}", file=sys.__stderr__)
         result = TestResult(
             name=_title(item), module=module, max_score=points, score=points if passed else 0.0,
             passed=passed, output="", visibility="visible" if visible else "hidden",
@@ -111,33 +143,32 @@ class GradingPlugin:
             hint=_marker_value(item, "hint", None),
             duration=round(time.monotonic() - self._started.get(item.nodeid, time.monotonic()), 3))
         if not passed:
-            self._failure(result, call, visible)
+            self._failure(result, error, visible)
         self.results.append(result)
 
     @staticmethod
-    def _failure(result, call, visible):
+    def _failure(result, error, visible):
         """Fill in what went wrong (``detail``), the error behind it and the TODO it points at."""
-        excinfo = call.excinfo
-        if excinfo is None:
+        if error is None:
             result.detail = _("The test did not complete.")
-        elif isinstance(excinfo.value, StudentCodeFailed):
-            result.error = excinfo.value.error
+        elif isinstance(error, StudentCodeFailed):
+            result.error = error.error
             unwritten = feedback.unwritten_todo(result.error)
             if unwritten:
                 result.blamed = unwritten
-        elif isinstance(excinfo.value, Mistake):
-            result.detail = excinfo.value.message
-            if _todo(excinfo.value.todo):
-                result.blamed = _todo(excinfo.value.todo)
-        elif excinfo.typename == "Failed" and "Timeout" in str(excinfo.value):
+        elif isinstance(error, Mistake):
+            result.detail = error.message
+            if _todo(error.todo):
+                result.blamed = _todo(error.todo)
+        elif type(error).__name__ == "Failed" and "Timeout" in str(error):
             result.detail = _("The test ran out of time.")
-        elif visible and isinstance(excinfo.value, AssertionError):
-            result.detail = str(excinfo.value)
+        elif visible and isinstance(error, AssertionError):
+            result.detail = str(error)
         else:
             # A bug on our side or an input the checks did not expect: say so,
             # without the test's code or values.
             result.detail = _("The grader could not check this result ({kind}). If your code looks right, "
-                              "tell the course staff the seed of this run.", kind=excinfo.typename)
+                              "tell the course staff the seed of this run.", kind=type(error).__name__)
 
 
 def _points(value):

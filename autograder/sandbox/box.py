@@ -18,9 +18,8 @@ import select
 import signal
 import sys
 
-from autograder.sandbox.confine import cgroups, namespaces
 from autograder.sandbox import assignment_side
-from autograder.sandbox.confine import limits
+from autograder.sandbox.confine import cgroups, limits, namespaces
 from autograder.sandbox.confine.confinement import confine
 
 EXIT_CONFINEMENT_FAILED = 86
@@ -70,7 +69,8 @@ def keeper_main(config, worker_sock, keeper_sock, log_fd):
         os.close(log_fd)
         report = _read_report(report_r, timeout=30.0)
         _send(keeper_sock, {"pid": pid, "isolation": report})
-        status = _supervise(pid, keeper_sock, own_pid_namespace=bool(flags & namespaces.CLONE_NEWPID))
+        status = _supervise(pid, keeper_sock, own_pid_namespace=bool(flags & namespaces.CLONE_NEWPID),
+                            cgroup=cgroup)
         if cgroup is not None:
             cgroup.leave_and_remove()
         _send(keeper_sock, {"exit": status})
@@ -105,7 +105,7 @@ def _read_report(fd, timeout):
         return {"confined": False, "problems": ["the worker stopped before confining itself"]}
 
 
-def _supervise(pid, keeper_sock, own_pid_namespace):
+def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
     """Wait for the worker's end or the judge's word; returns how the worker ended."""
     try:
         pidfd = os.pidfd_open(pid)
@@ -122,7 +122,10 @@ def _supervise(pid, keeper_sock, own_pid_namespace):
             except OSError:
                 message = b""
             if message == b"cpu":  # the judge charges calls in the box's CPU time
-                usage = limits.tree_usage(pid)
+                members = cgroup.members() if cgroup is not None else None
+                if members is not None:  # the box's processes, less this keeper
+                    members = [member for member in members if member != os.getpid()]
+                usage = limits.tree_usage(pid, members)
                 _send(keeper_sock, {"cpu": usage[0], "running": usage[1]} if usage else {"cpu": None})
                 continue
             if not message or message == b"kill":

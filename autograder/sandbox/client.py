@@ -247,7 +247,7 @@ class Sandbox:
         return self._outcome(frame)
 
     def _charge(self, clock):
-        self.spent += clock.update()
+        self.spent += clock.finish()
         self.wall_spent += time.monotonic() - clock.started
         self._cpu_mark = clock.last_cpu if clock.counting else None
 

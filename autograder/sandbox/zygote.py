@@ -43,6 +43,12 @@ def _preload():
         with torch.autocast("cpu", dtype=dtype):
             torch.nn.functional.linear(torch.ones(2, 2), torch.ones(2, 2)).float().sum()
         (torch.ones(4, dtype=dtype) * 2).float().square().sum().sqrt()
+    # An optimizer's first step imports more of torch lazily (the profiler's hooks
+    # around step); a worker that cannot read torch's files would fail there.
+    weight = torch.nn.Parameter(torch.ones(2))
+    for optimizer in (torch.optim.SGD([weight], lr=0.1), torch.optim.Adam([weight], lr=0.1)):
+        weight.grad = torch.ones(2)
+        optimizer.step()
     from autograder.sandbox import assignment_side, box, worker  # noqa: F401
     from autograder.sandbox.confine import landlock, namespaces, syscall_filter  # noqa: F401
 

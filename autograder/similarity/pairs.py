@@ -18,6 +18,7 @@ is skipped and says so. Student files are read through
 """
 import collections
 import dataclasses
+import functools
 import importlib.metadata
 import importlib.util
 import io
@@ -136,11 +137,24 @@ def read_module(folder, module):
     return raw.decode("utf-8", "replace")
 
 
+@functools.lru_cache(maxsize=2048)
+def _filtered(text):
+    """copydetect's tokenised form of ``text`` and its offsets: the lexing is most
+    of a fingerprint's cost and depends on the text alone, while each text is
+    fingerprinted against several boilerplates (and its passages again for the pages)."""
+    from copydetect.utils import filter_code
+
+    return filter_code(text, "module.py", "python")
+
+
 def _fingerprint(text, boilerplate):
     from copydetect import CodeFingerprint
 
-    # ``fp`` hands copydetect the text we read; the name only picks the Python lexer.
-    return CodeFingerprint("module.py", K, 1, boilerplate, True, "python", fp=io.StringIO(text))
+    filtered, offsets = _filtered(text)
+    # What CodeFingerprint(..., filter=True) builds, from the filtered text read once.
+    fingerprint = CodeFingerprint("module.py", K, 1, boilerplate, False, "python", fp=io.StringIO(filtered))
+    fingerprint.raw_code, fingerprint.offsets = text, offsets
+    return fingerprint
 
 
 def fingerprint_hashes(text):

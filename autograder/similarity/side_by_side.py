@@ -16,6 +16,7 @@ most fingerprints with, and each number links to its partner. Lines that are
 the template's given code are never highlighted. Links into a page go to its
 first match (``#m1``).
 """
+import functools
 import html
 import pathlib
 
@@ -36,7 +37,12 @@ a.n:target { background: #c00; }
 
 def _escape_code(text):
     """Code as HTML text: line structure kept, each line escaped (tabs expanded)."""
-    return "\n".join(html_text(line.expandtabs(4), limit=None) for line in text.split("\n"))
+    return "\n".join(_escape_line(line) for line in text.split("\n"))
+
+
+@functools.lru_cache(maxsize=65536)
+def _escape_line(line):  # the same lines come back on every page of a module
+    return html_text(line.expandtabs(4), limit=None)
 
 
 def _spans(slices, length):

@@ -17,8 +17,7 @@ namespaces; each layer reports what it achieved instead of raising, and
 import os
 import sys
 
-from autograder.sandbox.confine import landlock, minimal_root, namespaces, syscall_filter
-from autograder.sandbox.confine import limits
+from autograder.sandbox.confine import landlock, limits, minimal_root, namespaces, syscall_filter
 
 SYSTEM_READ_ONLY = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
                     "/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/localtime",

@@ -147,16 +147,18 @@ def descendants(root_pid):
     return found
 
 
-def tree_usage(root_pid):
+def tree_usage(root_pid, members=None):
     """``(cpu_seconds, running)`` for ``root_pid`` and everything it started
     (Linux): the live processes' own CPU time plus what their reaped children
     spent, and whether any of them is runnable now (on a CPU or waiting for
-    one) rather than sleeping; None elsewhere."""
+    one) rather than sleeping; None elsewhere. ``members``: those processes
+    when a cgroup already knows them (else /proc is walked for them)."""
     if not os.path.isdir("/proc"):
         return None
     tick = os.sysconf("SC_CLK_TCK")
     total, running = 0, False
-    for pid in [root_pid] + descendants(root_pid):
+    others = descendants(root_pid) if members is None else [pid for pid in members if pid != root_pid]
+    for pid in [root_pid] + others:
         try:
             with open(f"/proc/{pid}/stat", "rb") as stat:
                 fields = stat.read().rsplit(b")", 1)[1].split()

@@ -1,0 +1,117 @@
+"""Suites collected once (a batch's parent, a watch session) grade exactly like a
+fresh pytest session per submission, and pytest starts only once for them."""
+import pytest
+
+from autograder.judging import engine, suites
+from helpers import make_submission, mutate
+
+SEED = 11
+UNSCALES_BY_MULTIPLYING = mutate("amp_update", ("gradient / scale for gradient", "gradient * scale for gradient"))
+
+
+def _view(report):
+    """What a student and the class report read of a grade, test by test."""
+    return [(test.test_id, test.module, test.score, test.max_score, test.passed, str(test.detail or ""),
+             test.error.describe(f"{test.module}.py") if test.error is not None else "", test.blamed)
+            for test in report.tests]
+
+
+@pytest.fixture(scope="module")
+def submissions(tmp_path_factory):
+    base = tmp_path_factory.mktemp("collected")
+    wrong = {"amp_update": UNSCALES_BY_MULTIPLYING,
+             "loss_scaler": mutate("loss_scaler", ("if growth_tracker == growth_interval:",
+                                                   "if growth_tracker > growth_interval:"))}
+    return {
+        "solution": make_submission(base / "solution"),
+        "wrong": make_submission(base / "wrong", wrong),
+        "broken": make_submission(base / "broken", {"amp_training_step": "def train_step(:\n"},
+                                  omit=("loss_scaler",)),
+    }
+
+
+def test_collected_once_grades_like_fresh_sessions(submissions, monkeypatch):
+    from autograder.sandbox.boxes import start_boxes
+
+    started = []
+    real = suites._pytest_session
+    monkeypatch.setattr(suites, "_pytest_session", lambda *args: started.append(1) or real(*args))
+    boxes = start_boxes()
+    try:
+        fresh = {name: engine.grade_submission(folder, seed=SEED, boxes=boxes)
+                 for name, folder in submissions.items()}
+        assert len(started) == len(submissions)  # one pytest session per grade
+        started.clear()
+
+        def grade_all():
+            return {name: engine.grade_submission(folder, seed=SEED, boxes=boxes)
+                    for name, folder in submissions.items()}
+
+        kept = suites.kept_collected(True, grade_all)
+        assert len(started) == 1  # collected once for all of them
+        started.clear()
+        assert suites._collected is None  # nothing is kept once the work is done
+        for name in submissions:
+            assert _view(kept[name]) == _view(fresh[name]), name
+        assert fresh["solution"].score == fresh["solution"].max_score
+        assert fresh["wrong"].score < fresh["wrong"].max_score
+        assert fresh["broken"].score < fresh["wrong"].score
+
+        # --module inside a collected session runs only that module's tests, as a fresh one does
+        only = suites.kept_collected(True, lambda: engine.grade_submission(
+            submissions["wrong"], seed=SEED, boxes=boxes, modules=["amp_update"]))
+        alone = engine.grade_submission(submissions["wrong"], seed=SEED, boxes=boxes, modules=["amp_update"])
+        assert {test.module for test in only.tests} <= {"amp_update", "grader"}
+        assert _view(only) == _view(alone)
+    finally:
+        boxes.close()
+
+
+def test_what_the_work_raises_comes_out(monkeypatch):
+    """Ctrl-C in a batch must reach the batch, not pytest's own interrupt report."""
+    def interrupted():
+        assert suites._collected is not None
+        raise KeyboardInterrupt("stop")
+
+    with pytest.raises(KeyboardInterrupt, match="stop"):
+        suites.kept_collected(True, interrupted)
+    assert suites._collected is None
+
+
+def test_a_failed_check_keeps_its_own_feedback(tmp_path):
+    """Failures are recorded from the exception itself (pytest's report of it is
+    skipped): the hidden test that names the mistake still says what is wrong."""
+    folder = make_submission(tmp_path / "sub", {"amp_update": UNSCALES_BY_MULTIPLYING})
+    report = engine.grade_submission(folder, seed=SEED)
+    failed = [test for test in report.tests if test.module == "amp_update" and not test.passed]
+    assert failed
+    assert all(str(test.detail or "") or test.error is not None for test in failed)
+    assert not any("could not check this result" in str(test.detail or "") for test in failed)
+
+
+def test_a_suite_that_does_not_load_runs_nothing_either_way(tmp_path, monkeypatch):
+    """As pytest's own loop does: a grade out of fewer points is never reported.
+    (Each session gets a broken file of its own: pytest keeps a module that
+    failed to import, and a second session in one process would find it.)"""
+    from autograder.sandbox.boxes import start_boxes
+
+    real = suites.suite_files
+    solutions = engine.locations.REPO_ROOT / "solutions"
+
+    def with_broken(name):
+        broken = tmp_path / f"test_visible_{name}.py"
+        broken.write_text("def test_x(:\n", encoding="utf-8")
+        monkeypatch.setattr(suites, "suite_files", lambda folder, modules: real(folder, modules) + [str(broken)])
+
+    boxes = start_boxes()
+    try:
+        with_broken("broken_fresh")
+        fresh = engine.grade_submission(solutions, seed=SEED, boxes=boxes)
+        with_broken("broken_kept")
+        kept = suites.kept_collected(True, lambda: engine.grade_submission(solutions, seed=SEED, boxes=boxes))
+    finally:
+        boxes.close()
+    for report in (fresh, kept):
+        assert [test.module for test in report.tests] == ["grader"]
+        assert "could not be loaded" in str(report.tests[0].detail)
+        assert report.score == 0
