@@ -3,6 +3,7 @@ may read, how box reports combine, uids for students."""
 import contextlib
 import os
 import sys
+import time
 
 import pytest
 
@@ -50,7 +51,6 @@ def test_no_uids_without_root(monkeypatch):
 def test_tree_usage_from_known_members_equals_the_walk_of_proc():
     """A box's keeper passes its cgroup's pids instead of walking /proc per call."""
     import subprocess
-    import time
 
     from autograder.sandbox.confine import limits
 
@@ -88,9 +88,16 @@ def test_a_box_cgroup_lists_its_members():
             if cgroup is None:
                 code = 3
             else:
+                inside = os.fork()  # born in the cgroup, as a box's worker is
+                if inside == 0:
+                    time.sleep(30)
+                    os._exit(0)
                 listed = cgroup.members()
+                os.kill(inside, 9)
+                os.waitpid(inside, 0)
                 cgroup.leave_and_remove()
-                code = 0 if listed == [os.getpid()] and cgroup.members() is None else 2
+                # the caller (a box's keeper) is left out, what it started is not
+                code = 0 if listed == [inside] and cgroup.members() is None else 2
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)

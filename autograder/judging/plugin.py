@@ -115,14 +115,11 @@ class GradingPlugin:
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
-        if report.when == "call":
-            raised = self._raised.pop(item.nodeid, None)
-            if raised is not None:
-                self._record(item, False, raised)
-            else:
-                self._record(item, report.passed, call.excinfo.value if call.excinfo else None, report)
-        elif report.when == "setup" and report.failed:
-            self._record(item, False, call.excinfo.value if call.excinfo else None, report)
+        raised = self._raised.pop(item.nodeid, None) if report.when == "call" else None
+        if raised is not None:
+            self._record(item, False, raised)
+        elif report.when == "call" or (report.when == "setup" and report.failed):
+            self._record(item, report.passed, call.excinfo.value if call.excinfo else None, report)
 
     # -- feedback -----------------------------------------------------------
     def _record(self, item, passed, error, report=None):

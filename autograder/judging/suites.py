@@ -81,9 +81,10 @@ class _OwnLoop:
         return True
 
 
-def _pytest_session(args, plugins, body):
-    """Start pytest on ``args``, collect, call ``body(session)``; returns its value.
-    pytest's own output is dropped, and no plugin a student could install loads."""
+def _pytest_session(args, plugin, body):
+    """Start pytest on ``args`` with ``plugin`` (a GradingPlugin) and the assignment's
+    plugins, collect, call ``body(session)``; returns its value. pytest's own
+    output is dropped, and no plugin a student could install loads."""
     import pytest
 
     loop = _OwnLoop(body)
@@ -91,7 +92,7 @@ def _pytest_session(args, plugins, body):
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            pytest.main(args, plugins=[*plugins, loop])
+            pytest.main(args, plugins=[plugin, *active_assignment.current().plugins(), loop])
     finally:
         if saved_env is None:
             os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
@@ -109,8 +110,7 @@ def collect(include_hidden):
     args = suite_args(include_hidden)
     if args is None:
         return []
-    return _pytest_session(args, [GradingPlugin({}, 0), *active_assignment.current().plugins()],
-                           lambda session: list(session.items))
+    return _pytest_session(args, GradingPlugin({}, 0), lambda session: list(session.items))
 
 
 def _run_items(session, plugin):
@@ -156,7 +156,7 @@ def kept_collected(include_hidden, work):
         finally:
             _collected = None
 
-    value = _pytest_session(args, [plugin, *active_assignment.current().plugins()], body)
+    value = _pytest_session(args, plugin, body)
     return value if ran else work()
 
 
@@ -174,8 +174,7 @@ def run(sandboxes, seed, include_hidden, modules=None):
             plugin = GradingPlugin(sandboxes, seed, modules)
             args = suite_args(include_hidden, modules)
             if args is not None:
-                _pytest_session(args, [plugin, *active_assignment.current().plugins()],
-                                lambda session: _run_items(session, plugin))
+                _pytest_session(args, plugin, lambda session: _run_items(session, plugin))
     finally:
         for sandbox in sandboxes.values():
             sandbox.close()

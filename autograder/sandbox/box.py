@@ -122,10 +122,7 @@ def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
             except OSError:
                 message = b""
             if message == b"cpu":  # the judge charges calls in the box's CPU time
-                members = cgroup.members() if cgroup is not None else None
-                if members is not None:  # the box's processes, less this keeper
-                    members = [member for member in members if member != os.getpid()]
-                usage = limits.tree_usage(pid, members)
+                usage = limits.tree_usage(pid, cgroup.members() if cgroup is not None else None)
                 _send(keeper_sock, {"cpu": usage[0], "running": usage[1]} if usage else {"cpu": None})
                 continue
             if not message or message == b"kill":

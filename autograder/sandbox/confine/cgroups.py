@@ -101,12 +101,13 @@ class BoxCgroup:
         self._members = os.open(os.path.join(self.paths[0], "cgroup.procs"), os.O_RDONLY)
 
     def members(self):
-        """The pids in the box's cgroup now (the keeper's own included), or None:
-        the box's processes without a walk of /proc."""
+        """The box's processes now, read from its cgroup (no walk of /proc), or None.
+        The caller -- the keeper, which joined it first -- is left out."""
         try:
-            return [int(pid) for pid in os.pread(self._members, 1 << 20, 0).split()]
+            pids = [int(pid) for pid in os.pread(self._members, 1 << 20, 0).split()]
         except (AttributeError, OSError, ValueError):
             return None
+        return [pid for pid in pids if pid != os.getpid()]
 
     def leave_and_remove(self):
         """Back to the parent cgroup, then remove ours (empty once the worker is dead)."""
