@@ -8,6 +8,13 @@ SOLUTIONS = ROOT / "solutions"
 MODULES = ("amp_update", "loss_scaler", "amp_training_step")
 
 
+def report_view(report):
+    """What a student and the class report read of a grade, test by test."""
+    return [(test.test_id, test.module, test.score, test.max_score, test.passed, str(test.detail or ""),
+             test.error.describe(f"{test.module}.py") if test.error is not None else "", test.blamed)
+            for test in report.tests]
+
+
 def solution_source(module):
     return (SOLUTIONS / f"{module}.py").read_text(encoding="utf-8")
 

@@ -3,17 +3,10 @@ fresh pytest session per submission, and pytest starts only once for them."""
 import pytest
 
 from autograder.judging import engine, suites
-from helpers import make_submission, mutate
+from helpers import make_submission, mutate, report_view
 
 SEED = 11
 UNSCALES_BY_MULTIPLYING = mutate("amp_update", ("gradient / scale for gradient", "gradient * scale for gradient"))
-
-
-def _view(report):
-    """What a student and the class report read of a grade, test by test."""
-    return [(test.test_id, test.module, test.score, test.max_score, test.passed, str(test.detail or ""),
-             test.error.describe(f"{test.module}.py") if test.error is not None else "", test.blamed)
-            for test in report.tests]
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +45,7 @@ def test_collected_once_grades_like_fresh_sessions(submissions, monkeypatch):
         started.clear()
         assert suites._collected is None  # nothing is kept once the work is done
         for name in submissions:
-            assert _view(kept[name]) == _view(fresh[name]), name
+            assert report_view(kept[name]) == report_view(fresh[name]), name
         assert fresh["solution"].score == fresh["solution"].max_score
         assert fresh["wrong"].score < fresh["wrong"].max_score
         assert fresh["broken"].score < fresh["wrong"].score
@@ -62,7 +55,7 @@ def test_collected_once_grades_like_fresh_sessions(submissions, monkeypatch):
             submissions["wrong"], seed=SEED, boxes=boxes, modules=["amp_update"]))
         alone = engine.grade_submission(submissions["wrong"], seed=SEED, boxes=boxes, modules=["amp_update"])
         assert {test.module for test in only.tests} <= {"amp_update", "grader"}
-        assert _view(only) == _view(alone)
+        assert report_view(only) == report_view(alone)
     finally:
         boxes.close()
 

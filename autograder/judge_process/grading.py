@@ -34,9 +34,9 @@ class GradingFailed(RuntimeError):
 
 
 def _environment():
-    from autograder.sandbox.environment import scrubbed_environment
+    from autograder.sandbox.environment import forking_environment
 
-    env = scrubbed_environment()
+    env = forking_environment()  # B forks the zygote, and the zygote every box
     env.update({key: value for key, value in os.environ.items() if key.startswith("AUTOGRADER_")})
     return env
 

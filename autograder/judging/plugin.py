@@ -96,8 +96,20 @@ class GradingPlugin:
         if report.failed:
             self.collection_errors.append(report.nodeid or "collection")
 
-    def pytest_runtest_setup(self, item):
+    def begin(self, item):
+        """A test starts (its duration counts from its fixtures' setup)."""
         self._started[item.nodeid] = time.monotonic()
+
+    def take_raised(self, item):
+        """What the test's call raised, kept by :meth:`pytest_pyfunc_call` (None: nothing)."""
+        return self._raised.pop(item.nodeid, None)
+
+    def record(self, item, passed, error, report=None):
+        """The test's result: ``error`` is what its setup or call raised (None: passed)."""
+        self._record(item, passed, error, report)
+
+    def pytest_runtest_setup(self, item):
+        self.begin(item)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_pyfunc_call(self, pyfuncitem):
@@ -111,15 +123,16 @@ class GradingPlugin:
             self._raised[pyfuncitem.nodeid] = exc
             return True
 
+    # pytest's protocol (where judging/test_loop.py does not run the tests itself)
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
-        raised = self._raised.pop(item.nodeid, None) if report.when == "call" else None
+        raised = self.take_raised(item) if report.when == "call" else None
         if raised is not None:
-            self._record(item, False, raised)
+            self.record(item, False, raised)
         elif report.when == "call" or (report.when == "setup" and report.failed):
-            self._record(item, report.passed, call.excinfo.value if call.excinfo else None, report)
+            self.record(item, report.passed, call.excinfo.value if call.excinfo else None, report)
 
     # -- feedback -----------------------------------------------------------
     def _record(self, item, passed, error, report=None):

@@ -6,8 +6,8 @@ single grade pays them once, as before; a batch pays them once for the whole
 class: :func:`kept_collected` collects in the batch parent and keeps the
 session while the batch runs, and each grading child forked from it only runs
 the collected items against its own sandboxes (:func:`run`). Both go through
-the same loop, :func:`_run_items`, which is pytest's own test loop minus its
-stop-on-failure options.
+the same loop, :func:`_run_items` (:mod:`autograder.judging.test_loop`: pytest's
+fixtures and test call without its per-test reports).
 
 The child's copy of the session is its own (fork): nothing one student's
 tests set up, cached or recorded reaches the next student.
@@ -20,6 +20,7 @@ import sys
 
 from autograder import active_assignment
 from autograder.i18n import _
+from autograder.judging import test_loop
 from autograder.judging.results import TestResult
 
 SUITE_INI = pathlib.Path(__file__).resolve().parent / "suite.ini"
@@ -116,10 +117,7 @@ def collect(include_hidden):
 def _run_items(session, plugin):
     if plugin.collection_errors:  # as pytest's own loop: nothing runs, never a grade out of fewer points
         return
-    items = plugin.selected(session.items)
-    for index, item in enumerate(items):
-        following = items[index + 1] if index + 1 < len(items) else None
-        item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
+    test_loop.run_items(plugin.selected(session.items), plugin, TEST_TIMEOUT_S)
 
 
 class _Collected:

@@ -22,7 +22,7 @@ import time
 
 from autograder import locations
 from autograder.sandbox.confine import platforms
-from autograder.sandbox.environment import SAFE_ENVIRONMENT, scrubbed_environment  # noqa: F401
+from autograder.sandbox.environment import SAFE_ENVIRONMENT, forking_environment, scrubbed_environment  # noqa: F401
 
 PACKAGE_ROOT = str(locations.REPO_ROOT)
 READY_TIMEOUT_S = 180.0
@@ -162,7 +162,7 @@ class ZygoteBoxes:
         debug = bool(os.environ.get("AUTOGRADER_DEBUG"))
         process = subprocess.Popen(
             [sys.executable, "-I", "-B", "-c", boot, PACKAGE_ROOT, str(theirs.fileno())],
-            pass_fds=[theirs.fileno()], env=scrubbed_environment(), cwd="/",
+            pass_fds=[theirs.fileno()], env=forking_environment(), cwd="/",
             stdin=subprocess.DEVNULL, stdout=None if debug else subprocess.DEVNULL,
             stderr=None if debug else subprocess.DEVNULL, start_new_session=True)
         theirs.close()
