@@ -41,7 +41,7 @@ from autograder.intake import integrity
 from autograder.judging import suites
 from autograder.batch.jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULTS, STATUSES,  # noqa: F401
                                    TIMED_OUT, ForkJob, SubprocessJob, _score_of, _write_report, kill_tree,
-                                   add_extra_data, sweep_orphans, zero_report)
+                                   add_extra_data, sweep_orphans, wait_for_any, zero_report)
 from autograder.batch.plan import locate_submission  # noqa: F401  (batch.locate_submission, as before)
 from autograder.batch.plan import plan_students, record_latest_scores, safe_write
 from autograder.batch.progress import Progress
@@ -49,7 +49,8 @@ from autograder.sandbox.confine import limits as os_limits
 from autograder.sandbox import uids
 
 DEFAULT_TIMEOUT_S = 900.0   # > 3 modules x (import 30 s + budget 150 s): only a stuck grader hits it
-POLL_S = 0.02
+POLL_S = 0.02       # where a grading child's end cannot be watched
+WAKE_S = 0.5        # at least this often: timeouts and Ctrl-C
 RESERVE_NAME = ".grade-many-reserve"
 RESERVE_BYTES = 4 * 2**20   # room kept for run.json, scores.csv and report.md on a full disk
 
@@ -275,7 +276,7 @@ def _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir):
                     job.uid = uids.allocate(1, avoid=[other.uid for other in active])[0]
                 job.start()
                 active.append(job)
-            time.sleep(POLL_S)
+            wait_for_any(active, WAKE_S, POLL_S)
             finished = []
             running = [job.student for job in active]
             for job in list(active):
@@ -329,6 +330,7 @@ def _entry(job, entries):
 
 
 def _finish(job, verdict, entries):
+    job.release()
     status, reason = verdict
     entry = _entry(job, entries)
     entry.update(status=status, reason=reason, seconds=round(job.elapsed(), 2))

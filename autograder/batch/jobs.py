@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import pathlib
+import select
 import signal
 import subprocess
 import sys
@@ -99,6 +100,7 @@ class _Job:
         self.extra = None   # merged into extra_data of its results.json once graded
         self.label = student
         self.lang = "en"    # the language of this student's feedback
+        self.pidfd = None   # readable once the process has ended (Linux)
 
     def prepare(self):
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -108,6 +110,19 @@ class _Job:
 
     def elapsed(self):
         return time.monotonic() - self.started
+
+    def _watch(self):
+        try:
+            self.pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # not Linux, or an old kernel: the batch polls
+            self.pidfd = None
+
+    def release(self):
+        """Once the job is finished: close what watched its process."""
+        if self.pidfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.pidfd)
+            self.pidfd = None
 
     def _verdict(self, exit_description, clean_exit):
         """(status, reason) once the process is gone."""
@@ -137,6 +152,7 @@ class ForkJob(_Job):
         if pid == 0:
             _child_main(self)  # never returns
         self.pid = pid
+        self._watch()
         if self.channel is not None:  # the child holds it now
             self.channel.close()
 
@@ -208,6 +224,7 @@ class SubprocessJob(_Job):
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, **options)
         self.pid = self.proc.pid
+        self._watch()
 
     def poll(self):
         code = self.proc.poll()
@@ -224,6 +241,17 @@ class SubprocessJob(_Job):
             self.proc.kill()
         with contextlib.suppress(Exception):
             self.proc.wait(timeout=10)
+
+
+def wait_for_any(jobs, timeout, poll_s):
+    """Return once one of ``jobs`` has ended, or after ``timeout`` seconds: at
+    once where each process can be watched (a pidfd), else after ``poll_s``."""
+    fds = [job.pidfd for job in jobs if job.pidfd is not None]
+    if not fds or len(fds) < len(jobs):
+        time.sleep(poll_s)
+        return
+    with contextlib.suppress(OSError, ValueError):
+        select.select(fds, [], [], timeout)
 
 
 # -- process hygiene (of the grading children; boxes are killed by their keepers) ------------

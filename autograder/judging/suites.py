@@ -161,6 +161,7 @@ def kept_collected(include_hidden, work):
 def run(sandboxes, seed, include_hidden, modules=None):
     """The suites' results for one submission's ``sandboxes`` (closed afterwards)."""
     from autograder.judging.plugin import GradingPlugin
+    from autograder.sandbox.client import close_all
 
     collected = _collected if _collected is not None and _collected.include_hidden == include_hidden else None
     try:
@@ -174,8 +175,7 @@ def run(sandboxes, seed, include_hidden, modules=None):
             if args is not None:
                 _pytest_session(args, plugin, lambda session: _run_items(session, plugin))
     finally:
-        for sandbox in sandboxes.values():
-            sandbox.close()
+        close_all(sandboxes.values())
     results = plugin.results
     if plugin.collection_errors:
         results.append(TestResult(
