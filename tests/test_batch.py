@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from autograder.intake import integrity
+from autograder.intake import grader_guard
 from autograder.sandbox.confine import limits as os_limits
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -451,7 +451,7 @@ def test_guard_restores_changed_missing_and_added_files(tmp_path):
     (package / "suite.ini").write_text("[pytest]\n", encoding="utf-8")
     (package / "hidden" / "test_a.py").write_text("def test_a():\n    assert True\n", encoding="utf-8")
     (package / "__pycache__" / "engine.cpython-311.pyc").write_bytes(b"cache")
-    guard = integrity.GraderGuard(package)
+    guard = grader_guard.GraderGuard(package)
     assert guard.restore() == []
     (package / "hidden" / "test_a.py").write_text("def test_a():\n    pass  # always passes\n", encoding="utf-8")
     (package / "suite.ini").unlink()
@@ -465,6 +465,39 @@ def test_guard_restores_changed_missing_and_added_files(tmp_path):
     assert not (package / "__pycache__" / "new.cpython-311.pyc").exists()
     assert not (package / "__pycache__" / "engine.cpython-311.pyc").exists()  # rebuilt by Python
     assert guard.restore() == []
+
+
+@pytest.mark.parametrize("keep_contents", [True, False])
+def test_guard_sees_edits_that_keep_size_and_times(tmp_path, monkeypatch, keep_contents):
+    """Files older than the snapshot's window are compared by status only: an edit
+    of the same size with its modification time put back still changes the change
+    time, which no student can set. Recent files are compared by content as well."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    old, fresh = package / "old.py", package / "fresh.py"
+    old.write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.setattr(grader_guard, "RECENT_S", 0.0)  # old.py counts as old
+    time.sleep(0.05)  # past the kernel's clock tick
+    guard = grader_guard.GraderGuard(package, keep_contents=keep_contents)
+    assert guard.by_content == set() and guard.changes() == []
+    before = old.stat()
+    time.sleep(0.05)
+    old.write_text("x = 2\n", encoding="utf-8")
+    os.utime(old, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert old.stat().st_size == before.st_size and old.stat().st_mtime_ns == before.st_mtime_ns
+    assert guard.changes() == ["old.py"]
+    monkeypatch.setattr(grader_guard, "RECENT_S", 60.0)
+    fresh.write_text("y = 1\n", encoding="utf-8")
+    guard = grader_guard.GraderGuard(package, keep_contents=keep_contents)
+    assert guard.by_content == {"old.py", "fresh.py"}
+    fresh.write_text("y = 3\n", encoding="utf-8")  # maybe within the same clock tick
+    assert guard.changes() == ["fresh.py"]
+    if keep_contents:
+        assert guard.restore() == ["fresh.py"]
+        assert fresh.read_text(encoding="utf-8") == "y = 1\n" and guard.changes() == []
+    else:
+        with pytest.raises(RuntimeError):
+            guard.restore()
 
 
 def test_guard_in_a_batch_warns_and_restores_before_the_next_student(tmp_path, monkeypatch):

@@ -169,7 +169,8 @@ def test_planted_compiled_cache_is_found(tmp_path):
     import importlib.util
     import py_compile
 
-    from autograder.intake.integrity import GraderGuard, planted_caches
+    from autograder.intake.grader_guard import GraderGuard
+    from autograder.intake.integrity import planted_caches
 
     package = tmp_path / "autograder" / "reports"
     package.mkdir(parents=True)

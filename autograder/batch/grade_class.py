@@ -37,7 +37,7 @@ import signal
 import sys
 import time
 
-from autograder.intake import integrity
+from autograder.intake import grader_guard
 from autograder.judging import suites
 from autograder.batch.jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULTS, STATUSES,  # noqa: F401
                                    TIMED_OUT, ForkJob, SubprocessJob, _score_of, _write_report, kill_tree,
@@ -249,7 +249,7 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
 
 def _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir):
     bar.started = time.monotonic()  # the ETA counts grading only
-    guard = integrity.GraderGuards(guard_dir) if os.environ.get("AMP_GRADER_GUARD", "1") != "0" else None
+    guard = grader_guard.GraderGuards(guard_dir) if os.environ.get("AMP_GRADER_GUARD", "1") != "0" else None
 
     def _guard(suspects):
         changed = guard.restore() if guard is not None else []

@@ -18,7 +18,6 @@ Fast and dependency-free on purpose (no torch): it runs before every grade.
     python -m autograder.intake.integrity [--manifest FILE] [REPO]   # print the flags
 """
 import argparse
-import contextlib
 import hashlib
 import importlib.util
 import json
@@ -27,7 +26,7 @@ import os
 import pathlib
 import sys
 
-from autograder import active_assignment, locations
+from autograder import active_assignment
 from autograder.intake import safe_files
 
 MANIFEST_RELATIVE = ".github/classroom-manifest.json"
@@ -277,100 +276,5 @@ def main(argv=None):
     return 1 if flags else 0
 
 
-class GraderGuard:
-    """The grader's own files, compiled caches included, as they were before
-    any student code ran.
-
-    Workers are confined and cannot write here; where that confinement is
-    missing (Windows, a kernel without Landlock) student code could edit
-    ``autograder/`` -- a hidden test, or a planted ``.pyc`` that Python would
-    load instead of its source -- to change how a *later* run grades. The judge
-    imports everything before student code starts and writes no caches itself
-    (``sys.dont_write_bytecode``), so any change is a flag: a single grade
-    reports :meth:`changes`; batch grading, where the next student is graded by
-    the same files, calls :meth:`restore` between students: files that changed
-    or went missing come back, files that appeared go.
-    """
-
-    def __init__(self, package_dir=None):
-        self.package_dir = pathlib.Path(package_dir or locations.PACKAGE_DIR)
-        self.snapshot = self._scan()
-        self.planted = planted_caches(self.package_dir)  # before this run started
-
-    def _scan(self):
-        files = {}
-        for path in self.package_dir.rglob("*"):
-            try:
-                if path.is_symlink() or path.is_file():
-                    files[path.relative_to(self.package_dir).as_posix()] = (
-                        b"symlink:" + os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
-            except OSError:
-                continue
-        return files
-
-    @staticmethod
-    def _cache(name):
-        return "__pycache__" in name.split("/") or name.endswith((".pyc", ".pyo"))
-
-    def changes(self):
-        """Names changed, added or removed since the snapshot, caches included; touches nothing."""
-        now = self._scan()
-        names = {name for name in set(now) | set(self.snapshot) if now.get(name) != self.snapshot.get(name)}
-        return sorted(names)
-
-    def restore(self):
-        """Undo every change since the snapshot; returns the changed names, caches included."""
-        now = self._scan()
-        changed = []
-        for name, data in now.items():
-            if self.snapshot.get(name) == data:
-                continue
-            path = self.package_dir / name
-            with contextlib.suppress(OSError):
-                path.unlink()
-            if name in self.snapshot and not self._cache(name):
-                self._write(path, self.snapshot[name])
-            changed.append(name)
-        for name, data in self.snapshot.items():
-            if name not in now and not self._cache(name):
-                self._write(self.package_dir / name, data)
-                changed.append(name)
-        return sorted(changed)
-
-    @staticmethod
-    def _write(path, data):
-        with contextlib.suppress(OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if data.startswith(b"symlink:"):
-                os.symlink(data[len(b"symlink:"):].decode(), path)
-            else:
-                path.write_bytes(data)
-
-
 if __name__ == "__main__":
     sys.exit(main())
-
-
-class GraderGuards:
-    """A :class:`GraderGuard` over the grader's package and one over the assignment's
-    folder when it lives outside it (``$AUTOGRADER_ASSIGNMENT``); the same three calls."""
-
-    def __init__(self, package_dir=None):
-        package = pathlib.Path(package_dir or locations.PACKAGE_DIR).resolve()
-        folders = [package]
-        assignment = active_assignment.current().folder
-        if package == locations.PACKAGE_DIR and package not in assignment.parents:
-            folders.append(assignment)  # the grader's own, wherever it lives
-        self.guards = [GraderGuard(folder) for folder in folders]
-        self.planted = [name for guard in self.guards for name in self._named(guard, guard.planted)]
-
-    def _named(self, guard, names):
-        if guard is self.guards[0]:
-            return list(names)
-        return [f"{guard.package_dir.name}/{name}" for name in names]
-
-    def changes(self):
-        return [name for guard in self.guards for name in self._named(guard, guard.changes())]
-
-    def restore(self):
-        return [name for guard in self.guards for name in self._named(guard, guard.restore())]

@@ -17,7 +17,7 @@ import tempfile
 import time
 
 from autograder import active_assignment, locations
-from autograder.intake import integrity, submission
+from autograder.intake import grader_guard, submission
 from autograder.judging import feedback, suites
 from autograder.i18n import set_language
 from autograder.i18n import text as t
@@ -95,7 +95,7 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
     a channel to its zygote); by default this grade starts its own. ``uid``: the
     student's uid when running as root (default: a fresh unused one).
     Grader files the submission changed on disk are flagged here; batch grading
-    also restores them between students (:class:`autograder.intake.integrity.GraderGuard`).
+    also restores them between students (:class:`autograder.intake.grader_guard.GraderGuard`).
     ``lang``: the language of the feedback; ``modules``: grade only these (--module);
     ``display_dir``: the submission folder as the student named it, for messages."""
     from autograder.sandbox.boxes import start_boxes
@@ -109,7 +109,7 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
     if own_boxes:
         boxes = start_boxes()  # the zygote imports torch while we do
     try:
-        guard = integrity.GraderGuards(PACKAGE_DIR)
+        guard = grader_guard.GraderGuards(PACKAGE_DIR, keep_contents=False)
         preload_judge()
         os_limits.protect_judge()
         if uid is None:
