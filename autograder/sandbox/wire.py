@@ -8,7 +8,7 @@ cannot express becomes ``{"$opaque": type name}``. The judge decodes with
 ``torch.Tensor`` objects: no pickle, no subclass, nothing the student made
 survives the trip.
 """
-import base64
+import binascii
 import json
 import math
 import socket
@@ -29,6 +29,7 @@ DTYPES = {
     "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
 }
 _NAMES = {dtype: name for name, dtype in DTYPES.items()}
+_ITEMSIZE = {name: dtype.itemsize for name, dtype in DTYPES.items()}
 
 
 class WireError(ValueError):
@@ -49,7 +50,7 @@ class Opaque:
 
 
 def _tensor_bytes(tensor):
-    flat = tensor.detach().reshape(-1).contiguous()
+    flat = tensor.reshape(-1).contiguous()
     if flat.numel() == 0:
         return b""
     as_bytes = flat.view(torch.uint8)
@@ -59,10 +60,28 @@ def _tensor_bytes(tensor):
         return bytes(as_bytes.tolist())
 
 
+def _encode_tensor(value):
+    tensor = value.detach()
+    if type(tensor) is not torch.Tensor:
+        tensor = tensor.as_subclass(torch.Tensor)
+    if tensor.layout != torch.strided or tensor.dtype not in _NAMES:
+        return {"$opaque": f"tensor({tensor.dtype}, {tensor.layout})"}
+    tensor = tensor.cpu()
+    return {"$tensor": _NAMES[tensor.dtype], "shape": list(tensor.shape),
+            "data": binascii.b2a_base64(_tensor_bytes(tensor), newline=False).decode("ascii")}
+
+
 def encode_value(value, depth=0):
     """Turn a value into JSON-able plain data (runs in the worker)."""
     if depth > 20:
         return {"$opaque": "too deeply nested"}
+    kind = type(value)  # the usual exact types first; subclasses take the general path below
+    if kind is float:
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    if kind is list:
+        return [encode_value(item, depth + 1) for item in value]
+    if kind is torch.Tensor:
+        return _encode_tensor(value)
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
@@ -70,14 +89,7 @@ def encode_value(value, depth=0):
     if isinstance(value, float):
         return value if math.isfinite(value) else {"$float": repr(value)}
     if isinstance(value, torch.Tensor):
-        tensor = value.detach()
-        if type(tensor) is not torch.Tensor:
-            tensor = tensor.as_subclass(torch.Tensor)
-        if tensor.layout != torch.strided or tensor.dtype not in _NAMES:
-            return {"$opaque": f"tensor({tensor.dtype}, {tensor.layout})"}
-        tensor = tensor.cpu()
-        return {"$tensor": _NAMES[tensor.dtype], "shape": list(tensor.shape),
-                "data": base64.b64encode(_tensor_bytes(tensor)).decode("ascii")}
+        return _encode_tensor(value)
     if isinstance(value, tuple):
         return {"$tuple": [encode_value(item, depth + 1) for item in value]}
     if isinstance(value, list):
@@ -90,27 +102,29 @@ def encode_value(value, depth=0):
 
 
 def _decode_tensor(node):
-    dtype = DTYPES.get(node.get("$tensor"))
+    name = node.get("$tensor")
+    dtype = DTYPES.get(name) if isinstance(name, str) else None
     shape = node.get("shape")
     if dtype is None or not isinstance(shape, list) or len(shape) > 8 \
-            or not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**31 for n in shape):
+            or not all(type(n) is int and 0 <= n < 2**31 for n in shape):
         raise WireError("malformed tensor")
     data = node.get("data", "")
     if not isinstance(data, str):
         raise WireError("malformed tensor")
     count = math.prod(shape)
-    itemsize = torch.empty((), dtype=dtype).element_size()
+    itemsize = _ITEMSIZE[name]
     if len(data) != 4 * math.ceil(count * itemsize / 3):  # checked before decoding anything
         raise WireError("tensor data does not match its shape")
     try:
-        raw = base64.b64decode(data, validate=True)
-    except ValueError:
+        raw = binascii.a2b_base64(data, strict_mode=True)
+    except (ValueError, binascii.Error):
         raise WireError("malformed tensor data") from None
     if len(raw) != count * itemsize:
         raise WireError("tensor data does not match its shape")
     if count == 0:
         return torch.empty(shape, dtype=dtype)
-    return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape).clone()
+    # the bytearray is this tensor's own memory: nothing else refers to it
+    return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)
 
 
 class DecodeBudget:
