@@ -272,9 +272,15 @@ def test_manifest_records_seed_and_layouts(graded_class):
 
 # -- in-process runs (this process is the pre-imported parent) ----------------------------------------
 def _main(*args):
+    """The command line in this process, judge included (stand-ins patched here reach it)."""
     from autograder.__main__ import main
+    from autograder.cli import grade_many
 
-    return main([str(a) for a in args])
+    saved, grade_many.JUDGE_PROCESS = grade_many.JUDGE_PROCESS, False
+    try:
+        return main([str(a) for a in args])
+    finally:
+        grade_many.JUDGE_PROCESS = saved
 
 
 @pytest.mark.slow
@@ -381,7 +387,7 @@ def test_crashed_child_is_recorded_and_isolated(tmp_path, monkeypatch):
         return GradeReport(tests=[test], seed=seed, submission=str(submission))
 
     monkeypatch.setattr(batch_jobs, "grade_job", fake_grade)
-    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True: None)
+    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True, report=True: None)
     out = tmp_path / "out"
     entries = batch.run_batch(root, out, ["dies", "lives"], seed=5, jobs=2, progress=False)
     assert entries["dies"]["status"] == "crashed" and "exit code 9" in entries["dies"]["reason"]
@@ -524,7 +530,7 @@ def test_guard_in_a_batch_warns_and_restores_before_the_next_student(tmp_path, m
         return GradeReport(tests=[test], seed=seed, submission=str(submission))
 
     monkeypatch.setattr(batch_jobs, "grade_job", fake_grade)
-    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True: None)
+    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True, report=True: None)
     warnings = []
     batch.run_batch(root, tmp_path / "out", ["a-tamperer", "b-next"], seed=1, jobs=1, progress=False,
                     warnings=warnings, guard_dir=package)
@@ -554,7 +560,7 @@ def test_interrupted_batch_still_writes_its_report(tmp_path, monkeypatch):
         return GradeReport(tests=[test], seed=seed, submission=str(submission))
 
     monkeypatch.setattr(batch_jobs, "grade_job", fake_grade)
-    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True: None)
+    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True, report=True: None)
     out = tmp_path / "out"
     assert _main("grade-many", root, "--output-dir", out, "--jobs", 1, "--no-progress") == 130
     rows = {row["student"]: row for row in read_csv(out / "scores.csv")}

@@ -69,9 +69,15 @@ def results(out, *parts):
 
 
 def _main(*args):
+    """The command line in this process, judge included (stand-ins patched here reach it)."""
     from autograder.__main__ import main
+    from autograder.cli import grade_many
 
-    return main([str(a) for a in args])
+    saved, grade_many.JUDGE_PROCESS = grade_many.JUDGE_PROCESS, False
+    try:
+        return main([str(a) for a in args])
+    finally:
+        grade_many.JUDGE_PROCESS = saved
 
 
 def test_the_commit_at_the_deadline_reaches_the_grader(tmp_path, monkeypatch):
@@ -96,7 +102,7 @@ def test_the_commit_at_the_deadline_reaches_the_grader(tmp_path, monkeypatch):
         return GradeReport(tests=[test], seed=seed, submission=str(submission))
 
     monkeypatch.setattr(batch_jobs, "grade_job", fake_grade)
-    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True: None)
+    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True, report=True: None)
     out = tmp_path / "out"
     assert _main("grade-many", root, "-o", out, "--deadline", DEADLINE, "--also-latest", "--jobs", 2,
                  "--seed", SEED, "--no-progress", "--no-similarity") == 0

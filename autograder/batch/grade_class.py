@@ -7,10 +7,11 @@
 ``ROOT`` holds one folder per student: a clone of their repository (as
 ``gh classroom clone student-repos`` lays them out) or just their ``exercises/``.
 
-Speed without sharing: this process imports torch, pytest and
-the grader (and loads the test modules) once, and starts one sandbox zygote (a
-clean process that never sees any of that); then, per student, it forks a
-child that runs exactly what ``python -m autograder grade`` runs
+Speed without sharing: the judge process (:mod:`autograder.batch.clean_process`,
+a fresh interpreter as ``grade``'s; this process where the tests stand in for
+parts of it) imports torch, pytest and the grader (and loads the test modules)
+once, and forks one sandbox zygote before it has seen any of the job; then, per
+student, it forks a child that runs exactly what ``python -m autograder grade`` runs
 (:func:`autograder.judging.engine.grade_submission`, same seed, same isolation) through
 a channel of its own to the zygote, with a uid of its own when run as root, and
 writes ``DIR/<student>/results.json`` itself (see :mod:`autograder.batch.jobs`).
@@ -40,7 +41,8 @@ import time
 from autograder.intake import grader_guard
 from autograder.judging import suites
 from autograder.batch.jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULTS, STATUSES,  # noqa: F401
-                                   TIMED_OUT, ForkJob, SubprocessJob, _score_of, _write_report, kill_tree,
+                                   TIMED_OUT, BatchInterrupted, ForkJob, SubprocessJob, UsageError,
+                                   _score_of, _write_report, kill_tree,
                                    add_extra_data, sweep_orphans, wait_for_any, zero_report)
 from autograder.batch.plan import locate_submission  # noqa: F401  (batch.locate_submission, as before)
 from autograder.batch.plan import plan_students, record_latest_scores, safe_write
@@ -53,10 +55,6 @@ POLL_S = 0.02       # where a grading child's end cannot be watched
 WAKE_S = 0.5        # at least this often: timeouts and Ctrl-C
 RESERVE_NAME = ".grade-many-reserve"
 RESERVE_BYTES = 4 * 2**20   # room kept for run.json, scores.csv and report.md on a full disk
-
-
-class UsageError(Exception):
-    """Bad arguments or input folders: exit code 2."""
 
 
 def run_command(prog, work, args):
@@ -98,9 +96,10 @@ def select_shard(students, k, n):
 
 
 # -- warm-up: the fixed costs, paid once ---------------------------------------------------------
-def warm_up(include_hidden=True):
+def warm_up(include_hidden=True, report=True):
     """Import what every grade imports, so each forked child starts where a single
-    ``grade`` is after its first seconds (the suites are collected by :func:`run_batch`)."""
+    ``grade`` is after its first seconds (the suites are collected by :func:`run_batch`).
+    ``report``: also what the class report needs, where this process writes it."""
     import torch
 
     torch.set_num_threads(1)  # what run_suites does; also keeps OpenMP fork-safe
@@ -117,11 +116,14 @@ def warm_up(include_hidden=True):
                      "autograder.reports.terminal", "autograder.reports.summary_md",
                      "autograder.reports.classroom", "autograder.reports.safe_text",
                      "autograder.reports.results_file", "autograder.reports.isolation_view",
-                     "autograder.reports.tidy", "autograder.class_reports.class_report",
-                     "autograder.class_reports.write", "matplotlib", "matplotlib.pyplot",
-                     "autograder.similarity.pairs", "autograder.similarity.side_by_side", "copydetect"):
+                     "autograder.reports.tidy") + (REPORT_MODULES if report else ()):
         with contextlib.suppress(ImportError):  # the report is written after student code ran
             __import__(optional)
+
+
+REPORT_MODULES = ("autograder.class_reports.class_report", "autograder.class_reports.write", "matplotlib",
+                  "matplotlib.pyplot", "autograder.similarity.pairs", "autograder.similarity.side_by_side",
+                  "copydetect")
 
 
 # -- the batch ---------------------------------------------------------------------------------
@@ -171,7 +173,7 @@ def release_reserve(output_dir):
 def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEOUT_S,
               include_hidden=True, isolation=None, progress=True, manifest_entries=None, warnings=None,
               guard_dir=None, allow_unconfined=False, info=None, deadline=None, also_latest=False,
-              workdir=None, lang=None):
+              workdir=None, lang=None, clean_process=False, meanwhile=None):
     """Grade ``students`` (folder names under ``root``); return ``{student: entry}``
     where entry has ``status``, ``reason``, ``submission``, ``layout``, ``seed``, ``seconds``.
     Changes to the grader's own files (``guard_dir``, default the package) seen meanwhile
@@ -185,10 +187,12 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
     removes); entries then carry ``submission_commit``, and with
     ``also_latest`` a ``latest`` entry for the branch head (see
     :mod:`autograder.batch.plan`). ``lang`` (``--lang``) is the language of every
-    student's feedback; without it each repository's own setting decides."""
-    from autograder.sandbox.boxes import start_boxes
-    from autograder.sandbox.zygote import freeze_heap
+    student's feedback; without it each repository's own setting decides.
 
+    ``clean_process`` (forked grading only): the grading runs in a judge process
+    of its own (:mod:`autograder.batch.clean_process`), and ``meanwhile()`` runs
+    here while it does; otherwise everything runs in this process and
+    ``meanwhile()`` after the grading."""
     root, output_dir = pathlib.Path(root), pathlib.Path(output_dir)
     isolation = isolation or ("fork" if _fork_available() else "subprocess")
     if isolation == "fork" and not _fork_available():
@@ -209,20 +213,49 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
     planned, info["submissions"] = plan_students(root, output_dir, students, seed, entries, make_job, bar,
                                                  deadline=deadline, also_latest=also_latest, workdir=workdir,
                                                  lang=lang)
+    settings = {"jobs": jobs, "include_hidden": include_hidden, "progress": progress,
+                "guard_dir": guard_dir, "allow_unconfined": allow_unconfined}
+    try:
+        if planned and clean_process and isolation == "fork":
+            from autograder.batch import clean_process
+
+            clean_process.grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=meanwhile)
+        else:
+            if planned:
+                grade_planned(planned, output_dir, bar, warnings, info, settings, isolation=isolation)
+            if meanwhile is not None:
+                meanwhile()
+    except BatchInterrupted:
+        raise BatchInterrupted(entries) from None
+    finally:
+        if deadline is not None:
+            record_latest_scores(output_dir, entries)
+    return entries
+
+
+def grade_planned(planned, output_dir, bar, warnings, info, settings, isolation="fork", boxes=None):
+    """Grade the ``planned`` jobs in this process: warm up (forked grading), probe
+    what a box gets, grade with ``settings['jobs']`` at a time; each job's entry is
+    filled in. ``boxes``: a started box factory (a judge process's own zygote);
+    by default one is started here for forked grading."""
+    from autograder.sandbox.boxes import start_boxes
+    from autograder.sandbox.zygote import freeze_heap
+
+    include_hidden = settings["include_hidden"]
     pending = collections.deque(planned)
-    if not pending:
-        return entries
-    boxes = start_boxes() if isolation == "fork" else None  # the zygote loads torch meanwhile
+    own_boxes = boxes is None and isolation == "fork"
+    if own_boxes:
+        boxes = start_boxes()  # the zygote loads torch meanwhile
     try:
         if isolation == "fork":
-            if progress:
+            if settings["progress"] and own_boxes:
                 print("grade-many: loading torch and the grader once for all students...", file=sys.stderr)
-            warm_up(include_hidden)
+            warm_up(include_hidden, report=own_boxes)
             freeze_heap()  # each forked child shares the warm heap instead of copying it
         os_limits.protect_judge()
         probe_boxes = boxes or start_boxes()  # each `grade` subprocess starts the same kind
         try:
-            info["isolation"] = check_confinement(probe_boxes, allow_unconfined, warnings)
+            info["isolation"] = check_confinement(probe_boxes, settings["allow_unconfined"], warnings)
         finally:
             if probe_boxes is not boxes:
                 probe_boxes.close()
@@ -230,7 +263,7 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
 
         def grade_all():
             freeze_heap()  # the collected suites too
-            return _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir)
+            return _grade_all(pending, boxes, settings["jobs"], bar, warnings, settings["guard_dir"])
 
         try:
             # forked children run the suites this parent collected once
@@ -239,15 +272,12 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
             if not isinstance(sys.exc_info()[1], BatchInterrupted):
                 release_reserve(output_dir)  # the caller writes the report only when interrupted
             raise
-        finally:
-            if deadline is not None:
-                record_latest_scores(output_dir, entries)
     finally:
-        if boxes is not None:
+        if own_boxes:
             boxes.close()
 
 
-def _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir):
+def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
     bar.started = time.monotonic()  # the ETA counts grading only
     guard = grader_guard.GraderGuards(guard_dir) if os.environ.get("AMP_GRADER_GUARD", "1") != "0" else None
 
@@ -267,6 +297,7 @@ def _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir):
         raise KeyboardInterrupt(f"signal {signum}")
 
     previous = signal.signal(signal.SIGTERM, _stop) if hasattr(signal, "SIGTERM") else None
+    previous_int = signal.getsignal(signal.SIGINT)
     try:
         while pending or active:
             while pending and len(active) < jobs:
@@ -274,8 +305,8 @@ def _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir):
                 if boxes is not None:  # a channel and a uid of its own for this student
                     job.channel = boxes.new_channel()
                     job.uid = uids.allocate(1, avoid=[other.uid for other in active])[0]
+                active.append(job)  # first: a Ctrl-C during its start still finds it
                 job.start()
-                active.append(job)
             wait_for_any(active, WAKE_S, POLL_S)
             finished = []
             running = [job.student for job in active]
@@ -289,8 +320,8 @@ def _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir):
                     continue
                 active.remove(job)
                 finished.append(job.student)
-                _finish(job, verdict, entries)
-                status = _entry(job, entries)["status"]
+                _finish(job, verdict)
+                status = job.entry["status"]
                 bar.update(job.label, status, _score_of(job.results) if status == OK else None)
             if finished:
                 if os.path.isdir("/proc"):  # a dead child's leftovers are ours now
@@ -298,41 +329,32 @@ def _grade_all(pending, boxes, jobs, entries, bar, warnings, guard_dir):
                 _guard(running)
     except KeyboardInterrupt as exc:
         interrupted = exc
+        for name in ("SIGINT", "SIGTERM"):  # a second Ctrl-C must not cut the clean-up short
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_IGN)
     finally:
         for job in active:
             job.kill()
-            _finish(job, (CRASHED, "grading was interrupted"), entries)
+            _finish(job, (CRASHED, "grading was interrupted"))
         if interrupted is not None:
             for job in pending:  # never started: say so instead of leaving them 'ok'
                 job.prepare()
                 job.started = time.monotonic()
-                _finish(job, (CRASHED, "not graded: the batch was interrupted"), entries)
+                _finish(job, (CRASHED, "not graded: the batch was interrupted"))
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
         if os.path.isdir("/proc"):
             sweep_orphans(preexisting)
         _guard([job.student for job in active])
     if interrupted is not None:
-        raise BatchInterrupted(entries)
-    return entries
+        raise BatchInterrupted()
 
 
-class BatchInterrupted(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM during a batch; ``entries`` is complete (unfinished students crashed)."""
-
-    def __init__(self, entries):
-        super().__init__("interrupted")
-        self.entries = entries
-
-
-def _entry(job, entries):
-    return job.entry if job.entry is not None else entries[job.student]
-
-
-def _finish(job, verdict, entries):
+def _finish(job, verdict):
     job.release()
     status, reason = verdict
-    entry = _entry(job, entries)
+    entry = job.entry
     entry.update(status=status, reason=reason, seconds=round(job.elapsed(), 2))
     if job.uid is not None:  # nothing of this student may outlive its row
         leftovers = uids.kill_leftovers(job.uid)

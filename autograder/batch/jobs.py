@@ -1,5 +1,5 @@
 """One student's grading process in a batch: a child forked from the
-pre-imported batch parent (POSIX) or a ``grade`` subprocess (elsewhere),
+pre-imported batch judge (POSIX) or a ``grade`` subprocess (elsewhere),
 started, polled, killed, and read back through its ``results.json``.
 
 The child is a judge, not student code: student code runs only in the boxes
@@ -25,6 +25,19 @@ RESULTS = "results.json"
 CHILD_LOG = "grader.log"
 REPO_ROOT = locations.REPO_ROOT
 MAX_RESULTS_BYTES = 16 * 2**20
+
+
+class UsageError(Exception):
+    """Bad arguments or input folders: exit code 2."""
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a batch; ``entries`` (filled in by ``grade_class.run_batch``) is
+    complete: unfinished students crashed."""
+
+    def __init__(self, entries=None):
+        super().__init__("interrupted")
+        self.entries = entries
 
 
 def grade_job(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
@@ -109,7 +122,7 @@ class _Job:
                 stale.unlink()
 
     def elapsed(self):
-        return time.monotonic() - self.started
+        return time.monotonic() - self.started if self.started is not None else 0.0
 
     def _watch(self):
         try:
@@ -166,6 +179,8 @@ class ForkJob(_Job):
         return self._verdict(_describe_status(status), os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0)
 
     def kill(self):
+        if self.pid is None:  # interrupted before its fork returned: swept as an orphan
+            return
         kill_tree(self.pid)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
@@ -175,7 +190,7 @@ def _child_main(job):
     """The forked child: grade, write results.json, ``os._exit``. Never returns."""
     code = 70
     try:
-        os.setpgid(0, 0)  # Ctrl-C reaches the batch parent only; it cleans up
+        os.setpgid(0, 0)  # Ctrl-C reaches the batch's judge only; it cleans up
         for name in ("SIGINT", "SIGTERM", "SIGHUP"):
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
@@ -235,6 +250,8 @@ class SubprocessJob(_Job):
         return self._verdict(f"exit code {code}", code == 0)
 
     def kill(self):
+        if self.pid is None:
+            return
         if os.name != "nt":
             kill_tree(self.pid)
         with contextlib.suppress(OSError):

@@ -13,6 +13,7 @@ The work is in :mod:`autograder.batch.grade_class` (grading), :mod:`autograder.b
 arguments and wires them together.
 """
 import collections
+import contextlib
 import pathlib
 import shutil
 import sys
@@ -25,6 +26,11 @@ from autograder.batch.grade_class import (DEFAULT_TIMEOUT_S, STATUSES, BatchInte
 from autograder.batch.manifest import MANIFEST, _now, merge_manifests, read_manifest, write_manifest
 from autograder.i18n import LANGUAGES
 from autograder.reports.safe_text import terminal_line
+
+
+# grade in a judge process of its own (autograder/batch/clean_process.py); tests that
+# stand in for parts of the judge in this process switch it off
+JUDGE_PROCESS = True
 
 
 def add_parser(subparsers):
@@ -181,19 +187,24 @@ def _grade_many(args):
     info = {}
     interrupted = False
     # Exported commits live here until similarity has read them (never in the student's folder).
+    def meanwhile():  # while the judge process grades (after it, where there is none)
+        run_similarity(args, output_dir, info.get("submissions", {}), shard, warnings)
+        for module in ("autograder.class_reports.write", "autograder.class_reports.charts", "matplotlib.pyplot"):
+            with contextlib.suppress(ImportError):  # the class report's, ready when the grades are
+                __import__(module)
+
     with tempfile.TemporaryDirectory(prefix="amp-deadline-") as workdir:
         try:
             entries = run_batch(root, output_dir, chosen, seed, jobs=args.jobs, timeout=args.timeout,
                                 include_hidden=not args.visible_only, isolation=args.isolation,
                                 progress=not args.no_progress, manifest_entries=manifest["students"],
                                 warnings=warnings, allow_unconfined=args.allow_unconfined, info=info,
-                                deadline=spec, also_latest=args.also_latest, workdir=workdir, lang=lang)
+                                deadline=spec, also_latest=args.also_latest, workdir=workdir, lang=lang,
+                                clean_process=JUDGE_PROCESS, meanwhile=meanwhile)
         except BatchInterrupted as exc:
             entries, interrupted = exc.entries, True
             warnings.append("the batch was interrupted: students marked 'crashed' with reason "
                             "'interrupted' were not graded (re-grade them with --only)")
-        if not interrupted:
-            run_similarity(args, output_dir, info.get("submissions", {}), shard, warnings)
     manifest["warnings"] = (manifest.get("warnings", []) if keep else []) + warnings
     for warning in warnings:  # may name students: shown escaped
         print(terminal_line(f"grade-many: warning: {warning}"), file=sys.stderr)

@@ -3,7 +3,7 @@
 pytest's start (arguments, plugins, the ini file) and its collection (test
 modules, fixtures, markers) cost more than most of the tests themselves. A
 single grade pays them once, as before; a batch pays them once for the whole
-class: :func:`kept_collected` collects in the batch parent and keeps the
+class: :func:`kept_collected` collects in the batch's judge process and keeps the
 session while the batch runs, and each grading child forked from it only runs
 the collected items against its own sandboxes (:func:`run`). Both go through
 the same loop, :func:`_run_items` (:mod:`autograder.judging.test_loop`: pytest's
@@ -127,7 +127,7 @@ class _Collected:
         self.plugin = plugin
 
 
-_collected = None  # the batch parent's session, while kept_collected() runs
+_collected = None  # the batch judge's session, while kept_collected() runs
 
 
 def kept_collected(include_hidden, work):

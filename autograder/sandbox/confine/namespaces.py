@@ -117,9 +117,10 @@ def enter_namespaces(as_root):
     return CLONE_NEWUSER | wanted, problems
 
 
-def die_with_parent():
-    """The worker is killed when its keeper dies, whatever the keeper died of."""
-    libc().prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
+def die_with_parent(signum=9):
+    """This process gets ``signum`` (by default it is killed) when its parent dies,
+    whatever the parent died of: a worker when its keeper does."""
+    libc().prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
 
 
 def make_private():

@@ -1,0 +1,175 @@
+"""``grade-many``'s judge in a clean process of its own, as ``grade``'s is
+(:mod:`autograder.judge_process.grading`).
+
+The command-line process (A) plans the class (where each submission is, which
+commit counts, the zero rows of students with nothing to grade), then starts
+the judge process (B) as a fresh interpreter with a scrubbed environment. B
+imports torch once and forks the sandbox's zygote from itself before it has
+read anything of the job -- the zygote and every box forked from it hold
+nothing of the judge, the seed or the class -- then reads the planned jobs,
+warms up, probes what a box gets here and grades every job with forked
+grading children (:mod:`autograder.batch.class_judge`), which write each
+``results.json``. One import of torch serves the judge and the
+boxes of the whole class.
+
+Meanwhile A, which never imports torch, has the other CPU to itself: it runs
+``meanwhile()`` (the similarity check and the class report's imports) while B
+loads. Progress comes back on a pipe, one JSON line per finished job, and A
+draws the bar; each job's row (status, reason, seconds) comes back in a file of
+A's private folder. Ctrl-C or SIGTERM reaches B, which stops every child and
+still answers for every job; if B itself fails, every job it did not answer
+for is a crashed row, and the report is written all the same.
+"""
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+from autograder import locations
+from autograder.batch.jobs import CRASHED, OK, BatchInterrupted, UsageError
+
+PACKAGE_ROOT = str(locations.REPO_ROOT)
+MAX_RESULT_BYTES = 64 * 2**20
+STOP_WAIT_S = 120.0  # after Ctrl-C: B kills its children and writes every row
+_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from autograder.batch import class_judge; class_judge.main()")
+_JOB_FIELDS = ("student", "submission", "layout", "seed", "include_hidden", "timeout", "label", "lang", "extra")
+
+
+def _environment():
+    from autograder.judge_process.grading import _environment as judge_environment
+
+    env = judge_environment()
+    if "AMP_GRADER_GUARD" in os.environ:
+        env["AMP_GRADER_GUARD"] = os.environ["AMP_GRADER_GUARD"]
+    return env
+
+
+def _job_data(job):
+    data = {name: getattr(job, name) for name in _JOB_FIELDS}
+    data.update(submission=str(job.submission), out_dir=str(job.out_dir))
+    return data
+
+
+def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=None):
+    """(A) Grade the ``planned`` jobs in a judge process; fills in each job's entry,
+    ``warnings`` and ``info['isolation']``. Raises ``BatchInterrupted`` after Ctrl-C
+    or SIGTERM, once B has answered for every job."""
+    with tempfile.TemporaryDirectory(prefix="amp-grade-many-") as private, tempfile.TemporaryFile() as log:
+        result_path = os.path.join(private, "result.json")
+        job = {"jobs": [_job_data(job) for job in planned], "output_dir": str(output_dir),
+               "settings": dict(settings, guard_dir=str(settings["guard_dir"]) if settings["guard_dir"] else None),
+               "result": result_path}
+        progress_r, progress_w = os.pipe()
+        try:
+            process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT, str(progress_w)],
+                                       pass_fds=[progress_w], stdin=subprocess.PIPE, stdout=log, stderr=log,
+                                       env=_environment(), cwd=PACKAGE_ROOT)
+        finally:
+            os.close(progress_w)
+        if settings["progress"]:
+            print("grade-many: loading torch and the grader once for all students...", file=sys.stderr)
+        interrupted = _run(process, job, progress_r, bar, meanwhile)
+        answer = _read_answer(result_path)
+        log.seek(0)
+        output = log.read()[-8000:].decode("utf-8", "replace")
+    if isinstance(answer.get("usage_error"), str):
+        raise UsageError(answer["usage_error"])
+    rows = answer.get("rows") if isinstance(answer.get("rows"), list) else []
+    for index, job in enumerate(planned):
+        row = rows[index] if index < len(rows) and isinstance(rows[index], dict) else None
+        job.entry.update(row if row is not None else _unanswered(job, process.returncode))
+    warnings.extend(str(item) for item in answer.get("warnings") or [])
+    if isinstance(answer.get("isolation"), dict):
+        info["isolation"] = answer["isolation"]
+    if "rows" not in answer and not interrupted:
+        from autograder.reports.safe_text import terminal_lines
+
+        warnings.append(f"the grading process failed (exit code {process.returncode}): "
+                        + " / ".join(terminal_lines(output.strip())[-6:]))
+    if interrupted or answer.get("interrupted"):
+        raise BatchInterrupted()
+
+
+def _unanswered(job, code):
+    """The row of a job the judge process never answered for: graded if its
+    grading child finished (its results.json reads), else crashed, with a zero."""
+    from autograder.batch.jobs import _score_of, zero_report
+    from autograder.batch.plan import safe_write
+
+    if _score_of(job.results) is not None:
+        return {"status": OK, "reason": ""}
+    reason = f"not graded: the grading process stopped (exit code {code})"
+    row = {"status": CRASHED, "reason": reason}
+    job.out_dir.mkdir(parents=True, exist_ok=True)
+    safe_write(zero_report(job.student, job.seed, CRASHED, reason, job.submission), job.results, row, job.extra)
+    return row
+
+
+def _run(process, job, progress_r, bar, meanwhile):
+    """Hand B its job, run ``meanwhile`` and draw progress until B ends; True when
+    interrupted here (Ctrl-C or SIGTERM, passed on to B)."""
+    def stop(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    interrupted = False
+    try:
+        try:
+            process.stdin.write(json.dumps(job).encode())
+            process.stdin.close()
+        except OSError:
+            pass
+        if meanwhile is not None:
+            meanwhile()
+        with os.fdopen(progress_r, "rb", buffering=0) as progress:
+            progress_r = None
+            for line in _lines(progress):
+                _show(bar, line)
+        process.wait()
+    except KeyboardInterrupt:
+        interrupted = True
+        with contextlib.suppress(OSError):
+            process.send_signal(signal.SIGTERM)  # B stops its children and answers for every job
+        try:
+            process.wait(timeout=STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if progress_r is not None:
+            os.close(progress_r)
+    return interrupted
+
+
+def _lines(stream):
+    buffered = b""
+    while True:
+        chunk = stream.read(65536)
+        if not chunk:
+            return
+        buffered += chunk
+        *complete, buffered = buffered.split(b"\n")
+        yield from complete
+
+
+def _show(bar, line):
+    try:
+        event = json.loads(line.decode())
+        bar.update(str(event["label"]), str(event["status"]), event.get("score"))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        pass
+
+
+def _read_answer(path):
+    try:
+        with open(path, "rb") as answer:
+            data = answer.read(MAX_RESULT_BYTES + 1)
+        answer = json.loads(data.decode()) if len(data) <= MAX_RESULT_BYTES else {}
+        return answer if isinstance(answer, dict) else {}
+    except (OSError, ValueError):
+        return {}
