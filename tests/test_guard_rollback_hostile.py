@@ -110,3 +110,49 @@ def train_step(*args, **kwargs):
     in_step = "\n".join(t.output for t in _module_tests(report, "amp_training_step"))
     assert "SIZES=[('amp', 0), ('cpu/amp', 0), ('cuda/amp', 0)]" in in_scaler, in_scaler[:1500]
     assert "SIZES=" in in_step and "('amp', 0)" not in in_step, in_step[:1500]
+
+
+FROZEN_ORIGINALS = '''
+import gc, json, os, sys, types
+from autograder.sandbox import zygote
+zygote._preload()                       # as the zygote: torch imported, its heap frozen
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:                            # as a loss_scaler worker
+    from autograder.assignment.hand_built import scaler_guard
+    scaler_guard.install()
+    gc.unfreeze()                       # student code can bring the frozen heap back into gc's reach
+    names = ("GradScaler.", "_MultiDeviceReplicator", "_refresh_per_optimizer_state")
+    outcomes = {}
+    for obj in gc.get_objects():
+        if isinstance(obj, types.FunctionType) and obj.__qualname__.startswith(names) \\
+                and obj.__module__.startswith("torch"):
+            try:
+                obj(*([None] * obj.__code__.co_argcount))
+                outcomes[obj.__qualname__] = "ran"
+            except Exception as exc:
+                outcomes.setdefault(obj.__qualname__, type(exc).__name__)
+    os.write(write, json.dumps(outcomes).encode())
+    os._exit(0)
+os.close(write)
+os.waitpid(pid, 0)
+print(os.read(read, 65536).decode())
+'''
+
+
+def test_originals_in_the_zygotes_frozen_heap_refuse_too():
+    """A forked worker's inherited heap is frozen: gc.get_objects() does not show
+    it to the guard, but gc.unfreeze() shows it to student code. Every scaler
+    function found there still refuses."""
+    import json
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    done = subprocess.run([sys.executable, "-c", FROZEN_ORIGINALS], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    outcomes = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcomes, "no scaler function survived to be tried"
+    assert set(outcomes.values()) == {"DelegationRefused"}, outcomes

@@ -109,15 +109,42 @@ def _refusal_code(free_variables, what):
     return code.replace(co_consts=tuple(refuse if const == "_refusal_" else const for const in code.co_consts))
 
 
+def _reachable_from_modules(files):
+    """Functions of the scaler modules that outlive the class methods replaced
+    above: module-level helpers, other classes' methods, typing's overloads.
+    Found by name, not through ``gc``: a forked worker's inherited heap is frozen
+    (out of ``gc.get_objects()``'s reach, and walking it would copy every page)."""
+    import sys
+    import typing
+
+    found = []
+    modules = [module for module in list(sys.modules.values())
+               if getattr(module, "__file__", None) in files]
+    for module in modules:
+        for value in list(vars(module).values()):
+            members = list(vars(value).values()) if isinstance(value, type) else [value]
+            for member in members:
+                for candidate in (member, getattr(member, "__func__", None), getattr(member, "fget", None),
+                                  getattr(member, "fset", None), getattr(member, "fdel", None)):
+                    if isinstance(candidate, types.FunctionType):
+                        found.append(candidate)
+    registry = getattr(typing, "_overload_registry", {})
+    for module in modules:
+        for overloads in registry.get(module.__name__, {}).values():
+            found += [item for item in overloads.values() if isinstance(item, types.FunctionType)]
+    return found
+
+
 def _neutralise_originals():
     """Every function object compiled from PyTorch's scaler sources -- the
-    methods replaced above are still reachable through ``gc`` where anything
-    else holds them -- gets code that refuses."""
+    methods replaced above are still reachable where anything else holds them --
+    gets code that refuses."""
     files = {form for path in source_files() if path.endswith(".py")
              for form in (path, os.path.realpath(path))}  # co_filename as imported: no realpath per object
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # isinstance() wakes deprecated lazy attributes
         found = [obj for obj in gc.get_objects() if isinstance(obj, types.FunctionType)]
+        found += _reachable_from_modules(files)
     for obj in found:
         if obj.__code__.co_filename in files:
             try:
