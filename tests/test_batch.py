@@ -412,6 +412,27 @@ def test_report_without_matplotlib(graded_class, tmp_path, monkeypatch):
     assert "](score_distribution.png)" not in report and "| gina | no submission |" in report
 
 
+def test_a_chart_that_fails_is_left_out_and_the_rest_is_written(graded_class, tmp_path, monkeypatch):
+    """Each chart is drawn in a process of its own: one that fails costs only its image."""
+    from autograder.class_reports import charts
+
+    out = tmp_path / "out"
+    shutil.copytree(graded_class["out"], out)
+    for chart in class_report.CHARTS.values():
+        (out / chart).unlink()
+
+    def broken(path, rows, columns):
+        raise RuntimeError("no font")
+
+    monkeypatch.setitem(charts._DRAWERS, "modules", broken)
+    manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    written = [path.name for path in class_write.write_all(out, manifest)]
+    assert written == ["scores.csv", "report.md", "report.html", "score_distribution.png", "test_pass_rates.png"]
+    assert (out / "test_pass_rates.png").read_bytes().startswith(PNG_MAGIC)
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "](score_distribution.png)" in report and "](module_scores.png)" not in report
+
+
 def test_bad_usage_exits_2(tmp_path):
     assert _main("grade-many", tmp_path / "missing", "--output-dir", tmp_path / "o") == 2
     assert _main("grade-many", tmp_path, "--output-dir", tmp_path / "o", "--shard", "3/2") == 2

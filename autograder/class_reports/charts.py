@@ -7,8 +7,10 @@ are skipped and the report says so. Titles may be Chinese (a class graded in
 the course's language): a CJK font is used where one is installed.
 """
 import contextlib
+import os
 import pathlib
 import statistics
+import sys
 
 from autograder.reports import colours as colours_of
 from autograder.class_reports.class_report import (CHARTS, bin_labels, distribution, module_columns,
@@ -42,16 +44,69 @@ def _figure(width, height):
 
 def write_charts(output_dir, rows, columns):
     """PNG charts next to report.md; returns ``{chart: path}`` or None without matplotlib."""
+    return start_charts(output_dir, rows, columns).finish()
+
+
+class _Pending:
+    """Charts being drawn: :meth:`finish` waits and returns ``{chart: path}``
+    (a chart whose drawing failed is left out), or None without matplotlib."""
+
+    def __init__(self, output_dir, drawn=None):
+        self.output_dir = output_dir
+        self.drawn = drawn            # {chart: path}, or None (no matplotlib)
+        self.children = {}            # chart -> pid drawing it
+
+    def finish(self):
+        for chart, pid in self.children.items():
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:
+                status = 1
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+                self.drawn[chart] = self.output_dir / CHARTS[chart]
+        self.children = {}
+        if self.drawn is None:
+            return None
+        return {chart: self.drawn[chart] for chart in CHARTS if chart in self.drawn}
+
+
+def start_charts(output_dir, rows, columns):
+    """Start drawing the charts: each in a forked process of its own where there
+    is fork (the three take about as long as the rest of the report together),
+    else one after the other here. The caller writes the rest, then
+    :meth:`_Pending.finish`."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        return None
+        return _Pending(output_dir)
     output_dir = pathlib.Path(output_dir)
-    written = {}
+    pending = _Pending(output_dir, {})
+    for chart, draw in _DRAWERS.items():
+        if hasattr(os, "fork"):
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            pid = os.fork()
+            if pid == 0:
+                _draw_and_exit(draw, output_dir / CHARTS[chart], rows, columns)
+            pending.children[chart] = pid
+        else:
+            with _fonts():
+                draw(output_dir / CHARTS[chart], rows, columns)
+            pending.drawn[chart] = output_dir / CHARTS[chart]
+    return pending
 
-    with _fonts():
-        _draw(output_dir, rows, columns, written)
-    return written
+
+def _draw_and_exit(draw, path, rows, columns):
+    """A drawing child: the chart, then ``os._exit`` (never the parent's clean-up)."""
+    code = 1
+    try:
+        with _fonts():
+            draw(path, rows, columns)
+        code = 0
+    except BaseException:  # noqa: B036 - reported by the exit code: the chart is left out
+        pass
+    finally:
+        os._exit(code)
 
 
 def _fonts():
@@ -65,7 +120,7 @@ def _fonts():
     return rc_context({"font.family": ["sans-serif"], "font.sans-serif": ["DejaVu Sans"] + names[:2]})
 
 
-def _draw(output_dir, rows, columns, written):
+def _draw_distribution(path, rows, columns):
     edges, counts = distribution(rows)
     figure = _figure(7, 4)
     axes = figure.add_subplot()
@@ -83,13 +138,15 @@ def _draw(output_dir, rows, columns, written):
     axes.set_title(f"Score distribution ({len(rows)} students)")
     axes.yaxis.get_major_locator().set_params(integer=True)
     figure.subplots_adjust(left=0.1, right=0.97, top=0.9, bottom=0.14)
-    written["distribution"] = output_dir / CHARTS["distribution"]
-    figure.savefig(written["distribution"])
+    figure.savefig(path)
 
+
+def _draw_pass_rates(path, rows, columns):
     rates = sorted(pass_rates(rows, columns), key=lambda item: (item[2] / item[3] if item[3] else 0, item[0]))
     height_in = max(3.0, 0.28 * len(rates) + 1.2)
     figure = _figure(9, height_in)
     axes = figure.add_subplot()
+    labels = []
     if rates:
         labels = [_short_label(key, info) for key, info, _, _ in rates]
         values = [100.0 * passed / graded if graded else 0.0 for _, _, passed, graded in rates]
@@ -110,10 +167,11 @@ def _draw(output_dir, rows, columns, written):
     axes.set_xlim(0, 100)
     axes.set_xlabel("students who passed (%)")
     axes.set_title("Per-test pass rates, lowest first")
-    _fit_left_margin(figure, labels if rates else [], height_in)
-    written["pass_rates"] = output_dir / CHARTS["pass_rates"]
-    figure.savefig(written["pass_rates"])
+    _fit_left_margin(figure, labels, height_in)
+    figure.savefig(path)
 
+
+def _draw_modules(path, rows, columns):
     modules = module_columns(rows)
     graded = [row for row in rows if row.graded]
     figure = _figure(7, 3.5)
@@ -128,5 +186,8 @@ def _draw(output_dir, rows, columns, written):
     axes.set_ylabel("mean score (% of the module)")
     axes.set_title("Mean score per module")
     figure.subplots_adjust(left=0.11, right=0.97, top=0.88, bottom=0.12)
-    written["modules"] = output_dir / CHARTS["modules"]
-    figure.savefig(written["modules"])
+    figure.savefig(path)
+
+
+# the longest first: it starts drawing first
+_DRAWERS = {"pass_rates": _draw_pass_rates, "distribution": _draw_distribution, "modules": _draw_modules}

@@ -55,7 +55,7 @@ def _distribution(rows, charts):
     lines = ["## Score distribution", ""]
     if charts is None:
         lines += ["_Charts skipped: matplotlib is not installed (`pip install -r requirements-dev.txt`)._", ""]
-    elif charts:
+    elif "distribution" in charts:
         lines += [f"![Score distribution]({CHARTS['distribution']})", ""]
     if stats:
         lines += ["| Students | Mean | Median | Std dev | Min | Max | Full marks | Zero |",
@@ -79,7 +79,7 @@ def _modules(rows, charts):
     modules = module_columns(rows)
     graded = [row for row in rows if row.graded]
     lines = ["## Modules", ""]
-    if charts:
+    if charts and "modules" in charts:
         lines += [f"![Mean score per module]({CHARTS['modules']})", ""]
     lines += ["| Module | Mean | Points | Full marks |", "| --- | ---: | ---: | ---: |"]
     for module in modules:
@@ -99,7 +99,7 @@ def _pass_rates(rows, columns, charts):
              f"Over the {len(graded)} student(s) whose grading completed"
              + (f" ({idle} with no work since the template left out)" if idle else "")
              + ". Low rates point at the mechanisms the class got wrong.", ""]
-    if charts:
+    if charts and "pass_rates" in charts:
         lines += [f"![Per-test pass rates]({CHARTS['pass_rates']})", ""]
     lines += ["| Test | Module | Visibility | Points | Passed | Rate |",
               "| --- | --- | --- | ---: | ---: | ---: |"]
