@@ -53,6 +53,7 @@ class GradingPlugin:
         self.modules = set(modules) if modules else None  # --module: grade only these
         self.run_seed = run_seed
         self.results = []
+        self._current = None  # the test being run (its fixtures read it)
         self._started = {}
         self._raised = {}  # nodeid -> what the test raised (see pytest_pyfunc_call)
 
@@ -68,19 +69,22 @@ class GradingPlugin:
             self._sandboxes[module] = Sandbox(str(module), {"present": False}, boxes=None)
         return self._sandboxes[module]
 
+    # The fixtures read the running test from the plugin (set by :meth:`begin`), not
+    # from pytest's ``request``: a request fixture is rebuilt, signature and all,
+    # for every fixture of every test.
     @pytest.fixture
-    def student(self, request):
+    def student(self):
         """The sandboxed student module named by the test file's ``module`` marker."""
-        return self.sandbox(_marker_value(request.node, "module"))
+        return self.sandbox(_marker_value(self._current, "module"))
 
     @pytest.fixture
-    def seed(self, request):
-        return per_test_seed(self.run_seed, request.node.nodeid)
+    def seed(self):
+        return per_test_seed(self.run_seed, self._current.nodeid)
 
     @pytest.fixture
-    def submission_source(self, request):
+    def submission_source(self):
         """The student's source text of this test's module ('' if missing)."""
-        return source_of(self.sandbox(_marker_value(request.node, "module")).spec)
+        return source_of(self.sandbox(_marker_value(self._current, "module")).spec)
 
     # -- hooks --------------------------------------------------------------
     def pytest_collection_modifyitems(self, config, items):
@@ -98,6 +102,7 @@ class GradingPlugin:
 
     def begin(self, item):
         """A test starts (its duration counts from its fixtures' setup)."""
+        self._current = item
         self._started[item.nodeid] = time.monotonic()
 
     def take_raised(self, item):
