@@ -352,8 +352,8 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
 
 
 def _finish(job, verdict):
-    job.release()
     status, reason = verdict
+    job.release(graded=status == OK)
     entry = job.entry
     entry.update(status=status, reason=reason, seconds=round(job.elapsed(), 2))
     if job.uid is not None:  # nothing of this student may outlive its row

@@ -13,6 +13,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -114,6 +115,7 @@ class _Job:
         self.label = student
         self.lang = "en"    # the language of this student's feedback
         self.pidfd = None   # readable once the process has ended (Linux)
+        self.references = None  # a forked child's reference runs come back in this file
 
     def prepare(self):
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -130,12 +132,20 @@ class _Job:
         except (AttributeError, OSError):  # not Linux, or an old kernel: the batch polls
             self.pidfd = None
 
-    def release(self):
-        """Once the job is finished: close what watched its process."""
+    def release(self, graded=False):
+        """Once the job is finished: close what watched its process; a child that
+        graded hands its reference runs to this process, for the next children."""
         if self.pidfd is not None:
             with contextlib.suppress(OSError):
                 os.close(self.pidfd)
             self.pidfd = None
+        if self.references is not None:
+            if graded:
+                from autograder.judging import reference_cache
+
+                reference_cache.merge(self.references.fileno())
+            self.references.close()
+            self.references = None
 
     def _verdict(self, exit_description, clean_exit):
         """(status, reason) once the process is gone."""
@@ -161,6 +171,7 @@ class ForkJob(_Job):
             with contextlib.suppress(Exception):
                 stream.flush()
         self.started = time.monotonic()
+        self.references = tempfile.TemporaryFile()  # unlinked: only this process and its child hold it
         pid = os.fork()
         if pid == 0:
             _child_main(self)  # never returns
@@ -208,6 +219,9 @@ def _child_main(job):
                            boxes=boxes, uid=job.uid, lang=job.lang)
         _write_report(report, job.results)
         code = 0
+        from autograder.judging import reference_cache
+
+        reference_cache.export(job.references.fileno())
     except BaseException:  # noqa: B036 - the child must always reach os._exit
         with contextlib.suppress(BaseException):
             traceback.print_exc()

@@ -28,11 +28,9 @@ PROBE = {"seed": 5, "iterations": 3, "inject": {"1": "inf"}, "scaler": {"init_sc
 def step_lacks_own_unscale(student):
     """The probe on a run of its own (for tests whose scenario is not a plain training run): does
     step() without an explicit unscale_() skip wrongly where an explicit unscale_() fixes it?"""
-    import torch
+    from autograder.assignment.checks import references
 
-    from autograder.assignment import scenarios
-
-    want = scenarios.scaler_training(lambda **kw: torch.amp.GradScaler("cpu", **kw), PROBE)
+    want = references.with_gradscaler("scaler_training", PROBE)
     implicit = student.scenario("scaler_training", PROBE)
     if not implicit.ok or not isinstance(implicit.value, dict) or not isinstance(implicit.value.get("calls"), list):
         return False

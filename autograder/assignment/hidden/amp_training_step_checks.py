@@ -18,6 +18,7 @@ import torch
 from autograder.assignment import scenarios
 from autograder.assignment.hidden import oracle_train_step
 from autograder.i18n import _
+from autograder.judging import reference_cache
 from autograder.judging.judge import (Mistake, StudentCodeFailed, expect, known_ratio, numbers_message,
                                       raised_instead, raised_is)
 from autograder.assignment.checks.amp_training_step_crashes import FILE, run_student
@@ -83,8 +84,12 @@ def one_thread():
 
 
 def reference(spec, mistakes=()):
-    with one_thread():
-        return scenarios.training_steps(oracle_train_step.with_mistakes(mistakes), spec)
+    """The oracle's run of ``spec`` (with ``mistakes`` made on purpose), once per class."""
+    def run():
+        with one_thread():
+            return scenarios.training_steps(oracle_train_step.with_mistakes(mistakes), spec)
+
+    return reference_cache.cached(("oracle training_steps", sorted(mistakes)), spec, run)
 
 
 def single_update(spec):

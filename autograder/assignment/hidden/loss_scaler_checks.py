@@ -19,6 +19,7 @@ import math
 import torch
 
 from autograder.assignment import scenarios
+from autograder.assignment.checks import references
 from autograder.i18n import _
 from autograder.judging.judge import (Mistake, describe_raised, expect, expect_relative_error, known_ratio,
                                       numbers_message, raised_is, value_of)
@@ -34,8 +35,7 @@ THE_SCALE, ONE_OVER_SCALE, SCALE_SQUARED = _("the scale"), _("1/scale"), _("scal
 MISSING = object()
 
 
-def gradscaler(**options):
-    return torch.amp.GradScaler("cpu", **options)
+gradscaler = references.gradscaler
 
 
 def is_number(value):
@@ -333,7 +333,7 @@ def compare_runs(student, got, want, spec):
 
 def run_side_by_side(student, spec):
     got = value_of(student.scenario("scaler_training", spec), FILE)
-    compare_runs(student, got, scenarios.scaler_training(gradscaler, spec), spec)
+    compare_runs(student, got, references.with_gradscaler("scaler_training", spec), spec)
 
 
 # -- unscale_ on its own ----------------------------------------------------------------------------
@@ -405,6 +405,6 @@ PARAMETERS_AFTER_RUN = _("the parameters after the run (the scales and skipped s
 
 def round_trip(student, spec):
     got = value_of(student.scenario("scaler_state_round_trip", spec), FILE)
-    want = scenarios.scaler_state_round_trip(gradscaler, spec)
+    want = references.with_gradscaler("scaler_state_round_trip", spec)
     expect(isinstance(got, dict) and isinstance(got.get("scales"), list), _("the run returned no results."), STATE)
     return got, want

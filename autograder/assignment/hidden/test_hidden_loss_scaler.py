@@ -9,14 +9,13 @@ import random
 import pytest
 import torch
 
-from autograder.assignment import scenarios
+from autograder.assignment.checks import references
 from autograder.assignment.hidden.loss_scaler_checks import (
     FILE,
     SCALE,
     UPDATE_SCALE,
     call_text,
     expect_pair,
-    gradscaler,
     gradscaler_rule,
     raised_text,
     shown,
@@ -155,7 +154,7 @@ def test_scale_promotes_like_gradscaler(student, seed):
     for spec in cases:
         spec.setdefault("scaler", {"init_scale": float(2 ** rng.randint(3, 10))})
         got = value_of(student.scenario("scaler_scale_loss", spec), FILE)
-        want = scenarios.scaler_scale_loss(gradscaler, spec)
+        want = references.with_gradscaler("scaler_scale_loss", spec)
         label = _("scale() of a {dtype} loss of shape {shape}", dtype=spec["dtype"], shape=str(tuple(spec["shape"])))
         scaled = got["scaled"]
         expect(torch.is_tensor(scaled), _("{what} should return a tensor, got {got}.", what=label,

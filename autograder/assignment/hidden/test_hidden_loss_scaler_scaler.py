@@ -9,7 +9,7 @@ import random
 import pytest
 import torch
 
-from autograder.assignment import scenarios
+from autograder.assignment.checks import references
 from autograder.assignment.hidden.loss_scaler_checks import (
     FILE,
     ONE_OVER_SCALE,
@@ -63,7 +63,7 @@ def test_unscale_in_place_and_found_inf(student, seed):
                 "scaler": {"init_scale": float(2 ** rng.randint(2, 14))},
                 "poison": poison, "poison_param": param, "poison_index": rng.randrange(100)}
         got = value_of(student.scenario("scaler_unscale", spec), FILE)
-        want = scenarios.scaler_unscale(gradscaler, spec)
+        want = references.with_gradscaler("scaler_unscale", spec)
         label = _("{dtype} gradients, {poison} in param.grad[{param}]", dtype=dtype, poison=poison, param=param) \
             if poison else _("{dtype} gradients, all finite", dtype=dtype)
         check_unscale(got, want, spec, label)
@@ -81,7 +81,7 @@ def test_unscale_every_param_group(student, seed):
                 "scaler": {"init_scale": float(2 ** rng.randint(2, 14))},
                 "poison": poison, "poison_param": 2, "poison_index": rng.randrange(100)}
         got = value_of(student.scenario("scaler_unscale", spec), FILE)
-        want = scenarios.scaler_unscale(gradscaler, spec)
+        want = references.with_gradscaler("scaler_unscale", spec)
         label = _("two param groups, {poison} in the second group", poison=poison) if poison \
             else _("two param groups, all finite")
         check_unscale(got, want, spec, label)
@@ -147,7 +147,7 @@ def test_step_passes_arguments_and_returns_value(student, seed):
              {"kwargs": {"lr_scale": round(rng.uniform(0, 1), 3)}}]
     spec = {"scale": float(2 ** rng.randint(2, 12)), "calls": calls}
     got = value_of(student.scenario("scaler_step_arguments", spec), FILE)
-    want = scenarios.scaler_step_arguments(gradscaler, spec)
+    want = references.with_gradscaler("scaler_step_arguments", spec)
     expect(len(got["received"]) == len(want["received"]),
            _("optimizer.step was called {got} times for {count} step() calls (one with an inf gradient); GradScaler "
              "calls it {want} times.", got=len(got["received"]), count=len(calls), want=len(want["received"])), STEP)
@@ -278,7 +278,7 @@ def test_fresh_state_dict_matches_gradscaler(student, seed):
     spec = {"cases": [{}, {"init_scale": float(2 ** rng.randint(2, 20) * 3), "growth_factor": rng.choice([3.0, 1.5]),
                            "backoff_factor": rng.choice([0.25, 0.75]), "growth_interval": rng.randint(2, 5000)}]}
     got = value_of(student.scenario("scaler_fresh_state", spec), FILE)
-    want = scenarios.scaler_fresh_state(gradscaler, spec)
+    want = references.with_gradscaler("scaler_fresh_state", spec)
     for options, a, e in zip(spec["cases"], got, want):
         label = _("LossScaler({options})", options=", ".join(f"{key}={value!r}" for key, value in options.items()))
         check_state(a["state"], e["state"], _("state_dict() of {what}", what=label))

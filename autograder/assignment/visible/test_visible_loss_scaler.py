@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from autograder.assignment import scenarios
+from autograder.assignment.checks import references
 from autograder.i18n import _
 from autograder.judging.judge import describe_raised, expect, expect_relative_error, value_of
 from autograder.assignment.checks.loss_scaler_probe import step_skips_its_own_unscale
@@ -50,7 +50,7 @@ def test_skip_on_inf_matches_gradscaler(student):
     spec = {"seed": 5, "iterations": 3, "inject": {"1": "inf"},
             "scaler": {"init_scale": 128.0, "growth_interval": 1}}
     got = value_of(student.scenario("scaler_training", spec), FILE)
-    want = scenarios.scaler_training(lambda **kw: torch.amp.GradScaler("cpu", **kw), spec)
+    want = references.with_gradscaler("scaler_training", spec)
     stopped = got["stopped"]
     for i, (want_return, want_scale) in enumerate(zip(want["step_returns"], want["scales"])):
         if stopped and stopped["iteration"] <= i:
@@ -103,10 +103,6 @@ def describe_tensor(value):
     return repr(value)
 
 
-def _gradscaler(**options):
-    return torch.amp.GradScaler("cpu", **options)
-
-
 @pytest.mark.points(1)
 @pytest.mark.todo(5)
 @pytest.mark.hint(_("scale: multiply by the scale held as a 0-dim FP32 tensor: a 0-dim FP16 loss of 2.0 times "
@@ -115,7 +111,7 @@ def test_scale_keeps_fp16_loss_finite(student):
     """scale() of a 0-dim FP16 loss of 2.0 at scale 65536 gives 131072 in FP32"""
     spec = {"dtype": "float16", "shape": [], "value": 2.0, "scaler": {"init_scale": 65536.0}}
     got = value_of(student.scenario("scaler_scale_loss", spec), FILE)
-    want = scenarios.scaler_scale_loss(_gradscaler, spec)
+    want = references.with_gradscaler("scaler_scale_loss", spec)
     scaled = got.get("scaled")
     expect(torch.is_tensor(scaled) and scaled.dtype == want["scaled"].dtype and torch.equal(scaled, want["scaled"]),
            _("scale() of a 0-dim FP16 loss of 2.0 at scale 65536: got {got}, GradScaler gives 131072.0 "
@@ -143,7 +139,7 @@ def test_one_unscale_per_iteration(student):
         spec = {"seed": 21, "iterations": 2, "explicit_unscale": explicit,
                 "scaler": {"init_scale": 8.0, "growth_interval": 1000}}
         got = value_of(student.scenario("scaler_training", spec), FILE)
-        want = scenarios.scaler_training(_gradscaler, spec)
+        want = references.with_gradscaler("scaler_training", spec)
         case = _("unscale_() then step()") if explicit else _("step() alone")
         expect_relative_error(got["parameters"], want["parameters"],
                               _("{case}: the parameters after two iterations", case=case), 1e-5, todo=STEP)
@@ -158,7 +154,7 @@ def test_state_dict_keys(student):
     spec = {"seed": 22, "before": 2, "after": 1, "scaler": {"init_scale": 1024.0, "growth_interval": 3},
             "fresh": {"init_scale": 2.0, "growth_factor": 4.0, "backoff_factor": 0.25, "growth_interval": 50}}
     got = value_of(student.scenario("scaler_state_round_trip", spec), FILE)
-    want = scenarios.scaler_state_round_trip(_gradscaler, spec)
+    want = references.with_gradscaler("scaler_state_round_trip", spec)
     stopped = got.get("stopped")
     expect(not stopped, _("{call}() raised {error}.", call=(stopped or {}).get("call"),
                           error=str(describe_raised((stopped or {}).get("raised"))).rstrip(". ")),

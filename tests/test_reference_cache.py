@@ -1,0 +1,68 @@
+"""The judge's reference runs are computed once and shared (judging/reference_cache.py):
+every caller gets the same plain values, fresh, whether computed or found."""
+import os
+import tempfile
+
+import torch
+
+from autograder.judging import reference_cache
+
+
+def setup_function():
+    reference_cache.clear()
+
+
+def _counted(value):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return value() if callable(value) else value
+
+    return compute, calls
+
+
+def test_computed_once_and_every_caller_gets_its_own_copy():
+    spec = {"seed": 3, "scaler": {"init_scale": 8.0}, "inject": {"1": "inf"}}
+    compute, calls = _counted(lambda: {"parameters": [torch.nn.Parameter(torch.tensor([1.5, -2.0]))],
+                                       "scales": (8.0, 4.0), "stopped": None, "norm": float("inf")})
+    first = reference_cache.cached("run", spec, compute)
+    first["parameters"][0].add_(100.0)  # a check that changes what it got
+    second = reference_cache.cached("run", dict(reversed(list(spec.items()))), compute)  # same spec, other order
+    assert calls == [1]
+    assert type(second["parameters"][0]) is torch.Tensor  # plain data, the first caller's too
+    assert type(first["parameters"][0]) is torch.Tensor
+    assert torch.equal(second["parameters"][0], torch.tensor([1.5, -2.0]))
+    assert second["scales"] == (8.0, 4.0) and second["stopped"] is None and second["norm"] == float("inf")
+    assert reference_cache.cached("run", {"seed": 4}, compute) is not None and calls == [1, 1]
+    assert reference_cache.cached("other kind", spec, compute) is not None and calls == [1, 1, 1]
+
+
+def test_what_the_codec_cannot_carry_is_never_kept():
+    marker = object()
+    compute, calls = _counted(lambda: {"thing": marker})
+    assert reference_cache.cached("run", {"seed": 1}, compute)["thing"] is marker
+    assert reference_cache.cached("run", {"seed": 1}, compute)["thing"] is marker
+    assert calls == [1, 1]
+    compute, calls = _counted([1, 2])
+    reference_cache.cached("run", {"not json": {1, 2}}, compute)
+    reference_cache.cached("run", {"not json": {1, 2}}, compute)
+    assert calls == [1, 1]
+
+
+def test_a_childs_runs_reach_the_next_children():
+    compute, calls = _counted(lambda: [torch.arange(4.0), "x"])
+    with tempfile.TemporaryFile() as shared:
+        reference_cache.cached("run", {"seed": 9}, compute)  # in a grading child
+        reference_cache.export(shared.fileno())
+        reference_cache.clear()                             # the batch's judge, which computed nothing
+        assert reference_cache.merge(shared.fileno()) == 1
+    value = reference_cache.cached("run", {"seed": 9}, compute)
+    assert calls == [1] and torch.equal(value[0], torch.arange(4.0)) and value[1] == "x"
+
+
+def test_merge_ignores_what_it_cannot_read():
+    for data in (b"", b"{not json", b"[1, 2]", b'{"k": 3}'):
+        with tempfile.TemporaryFile() as broken:
+            os.write(broken.fileno(), data)
+            assert reference_cache.merge(broken.fileno()) == 0
