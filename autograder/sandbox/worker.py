@@ -87,9 +87,12 @@ class Worker:
 
         torch.set_num_threads(1)
         sys.dont_write_bytecode = True
-        for name in list(sys.modules):
-            if name.split(".")[0] in ("solutions", "exercises") or name in (self.module_name,):
-                del sys.modules[name]
+        # Walked only when one is there: a walk of sys.modules touches (and so copies)
+        # the zygote's pages of every module name.
+        if any(name in sys.modules for name in ("solutions", "exercises", self.module_name)):
+            for name in list(sys.modules):
+                if name.split(".")[0] in ("solutions", "exercises") or name in (self.module_name,):
+                    del sys.modules[name]
         sys.path[:] = [self.submission_dir] + [entry for entry in sys.path
                                                if entry and os.path.isdir(entry)
                                                and not os.path.isdir(os.path.join(entry, "autograder"))]

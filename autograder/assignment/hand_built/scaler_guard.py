@@ -63,9 +63,22 @@ def _disable_classes():
                 setattr(cls, attribute, _refusal(f"{name}.{attribute}"))
 
 
+def _private_names():
+    """The ``_amp_*`` operators and their Python names. Listed where this module is
+    imported (the zygote, before any box): listing them in each worker would read,
+    and so copy, the name of every one of torch's few thousand operators."""
+    operators = sorted({name.split("::", 1)[1] for name in torch._C._dispatch_get_all_op_names()
+                        if name.startswith("aten::_amp_")})
+    attributes = [(module, name) for module in (torch, torch._C._VariableFunctions)
+                  for name in sorted(dir(module)) if name.startswith("_amp_")]
+    return operators, attributes
+
+
+_OPERATORS, _ATTRIBUTES = _private_names()
+
+
 def _disable_operators():
-    names = sorted({name.split("::", 1)[1] for name in torch._C._dispatch_get_all_op_names()
-                    if name.startswith("aten::_amp_")})
+    names = _OPERATORS
     # A bare dispatcher library, not a torch.library.Library: that one is a Python
     # object a gc walk finds and _destroy()s. This one is not tracked by the
     # collector, and once its last name is dropped (one leaked reference keeps it
@@ -81,13 +94,11 @@ def _disable_operators():
                     pass
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(library))
     del library
-    for module in (torch, torch._C._VariableFunctions):
-        for name in list(dir(module)):
-            if name.startswith("_amp_"):
-                try:
-                    setattr(module, name, _refusal(f"torch.{name}"))
-                except (AttributeError, TypeError):
-                    pass
+    for module, name in _ATTRIBUTES:
+        try:
+            setattr(module, name, _refusal(f"torch.{name}"))
+        except (AttributeError, TypeError):
+            pass
 
 
 def _refusal_code(free_variables, what):
@@ -118,8 +129,11 @@ def _reachable_from_modules(files):
     import typing
 
     found = []
-    modules = [module for module in list(sys.modules.values())
-               if getattr(module, "__file__", None) in files]
+    package = os.path.dirname(torch.__file__)
+    names = {"torch." + os.path.splitext(os.path.relpath(path, package))[0].replace(os.sep, ".")
+             for path in files if path.startswith(package + os.sep)}
+    # looked up by name: walking all of sys.modules would touch (and copy) every module's page
+    modules = [sys.modules[name] for name in sorted(names) if name in sys.modules]
     for module in modules:
         for value in list(vars(module).values()):
             members = list(vars(value).values()) if isinstance(value, type) else [value]
