@@ -50,11 +50,7 @@ def keeper_main(config, worker_sock, keeper_sock, log_fd):
             flags, problems = namespaces.enter_namespaces(as_root)
         else:
             flags, problems = 0, ["namespaces: Linux only"]
-        # the worker is born inside the cgroup, which bounds everything it starts
-        config["memory_bound"] = (f"{cgroup.kind}: at most {config['limits']['memory_bytes'] // 2**20 + 512} MiB "
-                                  f"for the whole box (all its processes, files and shared memory together), "
-                                  f"at most {config['limits']['max_processes']} processes" if cgroup else None)
-        config["cpu_bound"] = cgroup.cpu if cgroup else None
+        bounds_in_words(config, cgroup)  # the worker is born inside the cgroup: it bounds everything
         if cgroup_problem:
             problems = problems + [cgroup_problem]
         report_r, report_w = os.pipe()
@@ -98,11 +94,31 @@ def _read_report(fd, timeout):
             break
         chunks.append(chunk)
     os.close(fd)
+    return parse_report(b"".join(chunks))
+
+
+def parse_report(data):
+    """The worker's confinement report, or what a worker that wrote none means."""
     try:
-        report = json.loads(b"".join(chunks).decode())
+        report = json.loads(bytes(data).decode())
         return report if isinstance(report, dict) else {}
     except ValueError:
         return {"confined": False, "problems": ["the worker stopped before confining itself"]}
+
+
+def bounds_in_words(config, cgroup):
+    """What the box's cgroup bounds, for the isolation report (the worker writes it)."""
+    config["memory_bound"] = (f"{cgroup.kind}: at most {config['limits']['memory_bytes'] // 2**20 + 512} MiB "
+                              f"for the whole box (all its processes, files and shared memory together), "
+                              f"at most {config['limits']['max_processes']} processes" if cgroup else None)
+    config["cpu_bound"] = cgroup.cpu if cgroup else None
+
+
+def describe_status(status):
+    """How a worker ended, in the words the judge shows."""
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit code {os.WEXITSTATUS(status)}"
 
 
 def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
@@ -131,9 +147,7 @@ def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
     _, status = os.waitpid(pid, 0)
     if not own_pid_namespace:
         limits.kill_descendants()
-    if os.WIFSIGNALED(status):
-        return f"killed by signal {os.WTERMSIG(status)}"
-    return f"exit code {os.WEXITSTATUS(status)}"
+    return describe_status(status)
 
 
 def _exited(pid):

@@ -9,8 +9,10 @@ It listens on SOCK_SEQPACKET channels. Each message is one JSON object, with
 file descriptors attached where noted:
 
 * ``{"op": "box", "config": {...}}`` + [worker socket, keeper socket, log fd]:
-  fork a box keeper (:func:`autograder.sandbox.box.keeper_main`); answer
-  ``{"ok": true}``. Everything else about the box goes over the keeper socket.
+  as root, fork the worker and keep the box here
+  (:mod:`autograder.sandbox.supervisor`); otherwise fork a box keeper
+  (:func:`autograder.sandbox.box.keeper_main`); answer ``{"ok": true}``.
+  Everything else about the box goes over the keeper socket.
 * ``{"op": "channel"}`` + [socket]: serve one more channel (batch grading
   gives each student's judge its own).
 
@@ -22,6 +24,7 @@ import select
 import signal
 import socket
 import sys
+import time
 
 MAX_MESSAGE = 65536
 
@@ -49,7 +52,7 @@ def _preload():
     for optimizer in (torch.optim.SGD([weight], lr=0.1), torch.optim.Adam([weight], lr=0.1)):
         weight.grad = torch.ones(2)
         optimizer.step()
-    from autograder.sandbox import assignment_side, box, worker  # noqa: F401
+    from autograder.sandbox import assignment_side, box, supervisor, worker  # noqa: F401
     from autograder.sandbox.confine import landlock, namespaces, syscall_filter  # noqa: F401
 
     assignment_side.load()  # its scenarios and guards, while grader files can still be read
@@ -81,27 +84,59 @@ def _close_all(fds):
             pass
 
 
-def _wait_for_keepers(timeout=10.0):
-    """Keepers finish their last word after the judge hung up: wait for them, so
-    that none is left to be re-parented (and become a zombie) elsewhere."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def _reap(keepers):
+    """Keepers that ended (their exit status is no one's business)."""
+    for pid in list(keepers):
         try:
-            if os.waitpid(-1, os.WNOHANG) == (0, 0):
-                time.sleep(0.01)  # SIGCHLD is ignored: exited keepers vanish by themselves
+            if os.waitpid(pid, os.WNOHANG) != (0, 0):
+                keepers.discard(pid)
         except ChildProcessError:
+            keepers.discard(pid)
+
+
+def _shut_down(boxes, keepers, timeout=10.0):
+    """The judge hung up: end the boxes kept here (workers killed, cgroups
+    removed) and wait for keepers to finish their last word, so that none is
+    left to be re-parented (and become a zombie) elsewhere."""
+    deadline = time.monotonic() + timeout
+    for box in boxes:
+        box.kill()
+    while time.monotonic() < deadline:
+        _reap(keepers)
+        boxes = [box for box in boxes if not box.done]
+        if not boxes and not keepers:
             return
+        ready = select.select([box.pidfd for box in boxes], [], [], 0.05)[0] if boxes else []
+        for box in boxes:
+            if box.pidfd in ready:
+                box.handle(box.pidfd)
+        if not boxes:
+            time.sleep(0.01)
 
 
 def serve(first):
-    from autograder.sandbox import box
+    from autograder.sandbox import box as keeper, supervisor
 
     channels = [first]
+    boxes = []       # supervisor.KeptBox: the boxes this process keeps itself (as root)
+    keepers = set()  # pids of keeper processes (the other boxes)
     while channels:
-        ready, _, _ = select.select(channels, [], [])
-        for channel in ready:
+        watched = {fd: box for box in boxes for fd in box.fds()}
+        deadlines = [box.report_deadline for box in boxes if box.report_r is not None]
+        timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else (1.0 if keepers else None)
+        ready, _, _ = select.select(channels + list(watched), [], [], timeout)
+        _reap(keepers)
+        for box in boxes:
+            box.expire(time.monotonic())
+        for fd in ready:
+            if fd in watched:
+                box = watched[fd]
+                if not box.done and fd in box.fds():  # not closed meanwhile
+                    box.handle(fd)
+                continue
+            if fd not in channels:
+                continue
+            channel = fd
             try:
                 data, fds, _, _ = socket.recv_fds(channel, MAX_MESSAGE, 8)
             except OSError:
@@ -111,7 +146,7 @@ def serve(first):
                 channels.remove(channel)
                 channel.close()
                 if channel is first:
-                    _wait_for_keepers()
+                    _shut_down(boxes, keepers)
                     return
                 continue
             try:
@@ -125,22 +160,33 @@ def serve(first):
                 channels.append(socket.socket(fileno=fds[0]))
                 _reply(channel, {"ok": True})
             elif op == "box" and len(fds) == 3:
-                pid = os.fork()
-                if pid == 0:
-                    for other in channels:
-                        other.close()
-                    worker_sock = socket.socket(fileno=fds[0])
-                    keeper_sock = socket.socket(fileno=fds[1])
-                    box.keeper_main(request.get("config", {}), worker_sock, keeper_sock, fds[2])
-                _close_all(fds)
+                config = request.get("config", {})
+                worker_sock, keeper_sock = socket.socket(fileno=fds[0]), socket.socket(fileno=fds[1])
+                kept = supervisor.fork_box(config, worker_sock, keeper_sock, fds[2], channels) \
+                    if supervisor.applies(config) else None
+                if kept is not None:
+                    boxes.append(kept)
+                else:
+                    pid = os.fork()
+                    if pid == 0:
+                        for other in channels:
+                            other.close()
+                        _close_all([fd if isinstance(fd, int) else fd.detach() for box in boxes
+                                    for fd in box.fds()])
+                        keeper.keeper_main(config, worker_sock, keeper_sock, fds[2])
+                    keepers.add(pid)
+                    _close_all([fds[2]])
+                    worker_sock.close()
+                    keeper_sock.close()
                 _reply(channel, {"ok": True})
             else:
                 _close_all(fds)
                 _reply(channel, {"ok": False, "error": f"unknown request {op!r}"})
+        boxes = [box for box in boxes if not box.done]
 
 
 def _become_zygote():
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # box keepers are reaped by the kernel
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # workers kept here are waited for; keepers reaped
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the judge decides when we stop
     if sys.platform.startswith("linux"):
         from autograder.sandbox.confine import namespaces

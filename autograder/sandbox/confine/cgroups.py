@@ -11,10 +11,12 @@ where the controllers are enabled) or the v1 ``memory`` and ``pids``
 hierarchies. Without root, or where neither is writable, the box goes on with
 rlimits only and the isolation report says so.
 
-The keeper joins the cgroup before it forks the worker (so the worker is born
+A keeper joins the cgroup before it forks the worker (so the worker is born
 inside), and leaves and removes it once the worker is dead -- through
 descriptors opened before it entered the box's mount namespace, where every
-mount, /sys/fs/cgroup included, becomes read-only.
+mount, /sys/fs/cgroup included, becomes read-only. Where the zygote keeps the
+box itself (:mod:`autograder.sandbox.supervisor`), the worker joins first
+thing, before it starts anything, and the zygote removes the cgroup.
 """
 import os
 
@@ -100,6 +102,15 @@ class BoxCgroup:
             _write(os.path.join(path, "cgroup.procs"), pid or os.getpid())
         self._members = os.open(os.path.join(self.paths[0], "cgroup.procs"), os.O_RDONLY)
 
+    def join_self(self):
+        """(A worker forked outside the cgroup) Move this process in, first thing."""
+        for path in self.paths:
+            _write(os.path.join(path, "cgroup.procs"), 0)  # 0: the writing process
+
+    def watch(self):
+        """(The zygote, which never joins) Keep the box's process list at hand."""
+        self._members = os.open(os.path.join(self.paths[0], "cgroup.procs"), os.O_RDONLY)
+
     def members(self):
         """The box's processes now, read from its cgroup (no walk of /proc), or None.
         The caller -- the keeper, which joined it first -- is left out."""
@@ -133,8 +144,8 @@ class BoxCgroup:
                     pass
 
 
-def box_cgroup(name, memory_bytes, max_pids):
-    """``(cgroup or None, problem or None)``."""
+def box_cgroup(name, memory_bytes, max_pids, join=True):
+    """``(cgroup or None, problem or None)``; ``join``: move this process in (a keeper)."""
     if os.geteuid() != 0:
         return None, "cgroups: not root (memory bounded per process only)"
     try:
@@ -148,7 +159,8 @@ def box_cgroup(name, memory_bytes, max_pids):
                 pass
         return None, f"cgroups: {exc.strerror or exc} (memory bounded per process only)"
     try:
-        cgroup.join()
+        if join:
+            cgroup.join()
     except OSError as exc:
         cgroup.leave_and_remove()
         return None, f"cgroups: {exc.strerror or exc} (memory bounded per process only)"

@@ -84,6 +84,10 @@ def unshare(flags):
     _check(libc().unshare(ctypes.c_int(flags)), "unshare")
 
 
+def setns(fd, nstype):
+    _check(libc().setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
+
+
 def enter_namespaces(as_root):
     """Unshare what this process may; returns ``(flags, problems)``.
 

@@ -1,0 +1,184 @@
+"""As root, the zygote keeps its boxes itself: no keeper process per box.
+
+A keeper (:mod:`autograder.sandbox.box`) is a fork of the zygote whose work is
+to enter the box's namespaces, fork the worker and watch it. Each one costs a
+fork and an exit of a process holding torch's heap, for every box of every
+student. As root the zygote does the same work from its event loop instead:
+
+* it makes the box's cgroup, asks for a new PID namespace for its next child
+  only (``unshare``, then ``setns`` back to its own) and forks the worker,
+  which is PID 1 of that namespace: when it dies the kernel kills everything
+  it started;
+* the worker joins the cgroup and enters its other namespaces (mount,
+  network, IPC) itself, in its first instructions, before any student code
+  (:func:`start_worker`);
+* the zygote then serves the box's keeper socket as a keeper does (the
+  worker's confinement report once it is written, ``cpu``, ``kill``, then the
+  worker's end), so the judge cannot tell one from the other.
+
+Without root a box needs a user namespace, which the zygote could not leave
+again: there every box keeps its keeper.
+"""
+import json
+import os
+import signal
+import time
+
+from autograder.sandbox import box
+from autograder.sandbox.confine import cgroups, limits, namespaces
+
+REPORT_TIMEOUT_S = 30.0
+_OTHER_NAMESPACES = namespaces.CLONE_NEWNS | namespaces.CLONE_NEWNET | namespaces.CLONE_NEWIPC
+_own_pid_namespace = None
+
+
+def applies(config):
+    """Whether the zygote keeps this box itself: as root, with namespaces."""
+    return (config.get("uid") is not None and "namespaces" not in config.get("disable", ())
+            and hasattr(os, "pidfd_open") and os.geteuid() == 0)
+
+
+def box_cgroup(config):
+    """``(cgroup or None, problem or None)`` for the box of ``config`` (as root)."""
+    if "cgroups" in config.get("disable", ()):
+        return None, None
+    lim = config["limits"]
+    return cgroups.box_cgroup(f"amp-box-{os.getpid()}-{time.monotonic_ns()}",
+                              lim["memory_bytes"] + box.CGROUP_HEADROOM_BYTES,
+                              lim["max_processes"] + box.CGROUP_EXTRA_TASKS, join=False)
+
+
+class KeptBox:
+    """One box the zygote keeps: its worker, its keeper socket, its cgroup."""
+
+    def __init__(self, pid, keeper_sock, report_r, cgroup):
+        self.pid = pid
+        self.sock = keeper_sock
+        self.report_r = report_r
+        self.report = bytearray()
+        self.report_deadline = time.monotonic() + REPORT_TIMEOUT_S
+        self.cgroup = cgroup
+        self.pidfd = os.pidfd_open(pid)
+        self.done = False
+
+    def fds(self):
+        return [self.sock, self.pidfd] + ([self.report_r] if self.report_r is not None else [])
+
+    def handle(self, fd):
+        """Something is ready on ``fd``; True once the box is over."""
+        if fd == self.report_r:
+            chunk = b""
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                pass
+            self.report += chunk
+            if not chunk:
+                self._send_ready()
+        elif fd is self.sock:
+            try:
+                message = self.sock.recv(4096)
+            except OSError:
+                message = b""
+            if message == b"cpu":  # the judge charges calls in the box's CPU time
+                usage = limits.tree_usage(self.pid, self.cgroup.members() if self.cgroup is not None else None)
+                self._send({"cpu": usage[0], "running": usage[1]} if usage else {"cpu": None})
+            elif not message or message == b"kill":
+                self.kill()
+        elif fd == self.pidfd:
+            self._ended()
+        return self.done
+
+    def expire(self, now):
+        """A worker that wrote no report in time: ready with what there is."""
+        if self.report_r is not None and now >= self.report_deadline:
+            self._send_ready()
+
+    def _send_ready(self):
+        if self.report_r is None:
+            return
+        os.close(self.report_r)
+        self.report_r = None
+        self._send({"pid": self.pid, "isolation": box.parse_report(self.report)})
+
+    def kill(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)  # PID 1 of its namespace: everything in it goes too
+        except OSError:
+            pass
+
+    def _ended(self):
+        try:
+            _, status = os.waitpid(self.pid, 0)
+            ended = box.describe_status(status)
+        except ChildProcessError:
+            ended = "exit status unknown"
+        self._send_ready()
+        if self.cgroup is not None:
+            self.cgroup.leave_and_remove()
+        self._send({"exit": ended})
+        for closing in (lambda: os.close(self.pidfd), self.sock.close):
+            try:
+                closing()
+            except OSError:
+                pass
+        self.done = True
+
+    def _send(self, message):
+        try:
+            self.sock.send(json.dumps(message).encode())
+        except OSError:
+            pass
+
+
+def fork_box(config, worker_sock, keeper_sock, log_fd, channels):
+    """(The zygote) Fork the worker of ``config`` in a PID namespace of its own and
+    return its :class:`KeptBox` (None where no PID namespace can be made: a keeper
+    then does what it can); the worker never returns from here."""
+    global _own_pid_namespace
+    try:
+        if _own_pid_namespace is None:
+            _own_pid_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        namespaces.unshare(namespaces.CLONE_NEWPID)  # for the next child only
+    except OSError:
+        return None  # no PID namespace here: a keeper does what it can instead
+    try:
+        cgroup, cgroup_problem = box_cgroup(config)
+        box.bounds_in_words(config, cgroup)
+        problems = [cgroup_problem] if cgroup_problem else []
+        report_r, report_w = os.pipe()
+        pid = os.fork()
+    finally:
+        if os.getpid() != 1:  # the zygote: its next children are its own again
+            namespaces.setns(_own_pid_namespace, namespaces.CLONE_NEWPID)
+    if pid == 0:
+        for other in channels:
+            other.close()
+        keeper_sock.close()
+        os.close(report_r)
+        start_worker(config, cgroup, worker_sock, log_fd, report_w, problems)  # never returns
+    os.close(report_w)
+    worker_sock.close()
+    os.close(log_fd)
+    if cgroup is not None:
+        cgroup.watch()
+    return KeptBox(pid, keeper_sock, report_r, cgroup)
+
+
+def start_worker(config, cgroup, worker_sock, log_fd, report_w, problems):
+    """(The forked worker, PID 1 of its namespace) Join the cgroup, enter the
+    other namespaces, then confine and serve (:func:`box.worker_main`)."""
+    try:
+        os.setsid()  # no signal to our process group reaches the zygote
+        namespaces.dumpable()
+        if cgroup is not None:
+            cgroup.join_self()  # first: everything the box starts is born inside
+        flags = namespaces.CLONE_NEWPID if os.getpid() == 1 else 0
+        try:
+            namespaces.unshare(_OTHER_NAMESPACES)
+            flags |= _OTHER_NAMESPACES
+        except OSError as exc:
+            problems.append(f"namespaces: {exc.strerror}")
+    except BaseException:  # noqa: B036 - no student code runs: the report says nothing held
+        os._exit(box.EXIT_CONFINEMENT_FAILED)
+    box.worker_main(config, worker_sock, log_fd, report_w, flags, problems)

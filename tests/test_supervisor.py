@@ -1,0 +1,101 @@
+"""As root the zygote keeps its boxes itself (autograder/sandbox/supervisor.py):
+no keeper process, the worker PID 1 of its namespace and inside its cgroup,
+everything it starts gone with it, the zygote's own PID namespace unchanged."""
+import os
+import time
+
+import pytest
+
+from autograder.sandbox import uids
+from helpers import make_submission
+
+pytestmark = pytest.mark.skipif(not uids.running_as_root() or not hasattr(os, "pidfd_open"),
+                                reason="the zygote keeps boxes itself as root only")
+
+FORKER = '''
+import os, time
+
+def unscale_gradients(scaled_gradients, scale):
+    child = os.fork()
+    if child == 0:
+        time.sleep(300)
+        os._exit(0)
+    return [os.getpid(), os.getppid(), child]
+'''
+
+
+def _stat(pid):
+    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+        return stat.read().rsplit(")", 1)[1].split()
+
+
+def _alive(pid):
+    try:
+        return _stat(pid)[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_the_worker_is_the_zygotes_child_and_takes_everything_with_it(tmp_path):
+    from autograder.intake import submission
+    from autograder.sandbox.boxes import start_boxes
+    from autograder.sandbox.client import Limits, Sandbox
+
+    make_submission(tmp_path / "sub", {"amp_update": FORKER})
+    boxes = start_boxes()
+    try:
+        uid = uids.allocate(1)[0]
+        (tmp_path / "area").mkdir()
+        specs, _ = submission.take(tmp_path / "sub", tmp_path / "area", uid, uid)
+        sandbox = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
+        outcome = sandbox.call("unscale_gradients", [], 1.0)
+        assert outcome.ok, outcome.error
+        inside_pid, inside_parent, _ = outcome.value
+        assert (inside_pid, inside_parent) == (1, 0)  # PID 1 of its own namespace
+        worker = sandbox._box.pid
+        zygote = boxes.process.pid
+        assert int(_stat(worker)[1]) == zygote  # no keeper in between
+        with open(f"/proc/{worker}/cgroup", encoding="ascii") as cgroup:
+            groups = [line.rsplit("/", 1)[-1].strip() for line in cgroup]
+        box_groups = sorted({group for group in groups if group.startswith("amp-box-")})
+        assert box_groups, groups
+        grandchildren = [int(pid) for pid in os.listdir("/proc") if pid.isdigit()
+                         and _alive(int(pid)) and int(_stat(int(pid))[1]) == worker]
+        assert grandchildren, "the student's child is not running"
+        own = os.readlink(f"/proc/{zygote}/ns/pid")
+        assert os.readlink(f"/proc/{zygote}/ns/pid_for_children") == own  # setns put it back
+        assert sandbox.isolation and sandbox.isolation[0].get("confined") is True
+        sandbox.close()
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in [worker] + grandchildren) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [pid for pid in [worker] + grandchildren if _alive(pid)]
+        assert not [group for group in box_groups
+                    for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids")
+                    if os.path.isdir(os.path.join(root, group))], "the box's cgroup was left behind"
+    finally:
+        boxes.close()
+
+
+def test_a_judge_that_dies_takes_its_boxes_with_it(tmp_path):
+    """The zygote's first channel closing (the judge gone) ends every box it keeps."""
+    from autograder.intake import submission
+    from autograder.sandbox.boxes import start_boxes
+    from autograder.sandbox.client import Limits, Sandbox
+
+    make_submission(tmp_path / "sub", {"amp_update": FORKER})
+    boxes = start_boxes()
+    uid = uids.allocate(1)[0]
+    (tmp_path / "area").mkdir()
+    specs, _ = submission.take(tmp_path / "sub", tmp_path / "area", uid, uid)
+    sandbox = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
+    assert sandbox.call("unscale_gradients", [], 1.0).ok
+    worker, zygote = sandbox._box.pid, boxes.process.pid
+    boxes.channel.close()  # as if the judge died: nothing closes the box
+    boxes.channel = None
+    deadline = time.monotonic() + 15
+    while (_alive(worker) or _alive(zygote)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(worker) and not _alive(zygote)
+    assert not uids.processes_of(uid)
+    boxes.process.wait(timeout=5)
