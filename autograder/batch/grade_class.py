@@ -38,8 +38,6 @@ import signal
 import sys
 import time
 
-from autograder.intake import grader_guard
-from autograder.judging import suites
 from autograder.batch.jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULTS, STATUSES,  # noqa: F401
                                    TIMED_OUT, BatchInterrupted, ForkJob, SubprocessJob, UsageError,
                                    _score_of, _write_report, kill_tree,
@@ -267,6 +265,8 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, isolation=
 
         try:
             # forked children run the suites this parent collected once
+            from autograder.judging import suites  # the judge's (the command line never needs pytest)
+
             return suites.kept_collected(include_hidden, grade_all) if isolation == "fork" else grade_all()
         except BaseException:
             if not isinstance(sys.exc_info()[1], BatchInterrupted):
@@ -279,6 +279,8 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, isolation=
 
 def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
     bar.started = time.monotonic()  # the ETA counts grading only
+    from autograder.intake import grader_guard
+
     guard = grader_guard.GraderGuards(guard_dir) if os.environ.get("AMP_GRADER_GUARD", "1") != "0" else None
 
     def _guard(suspects):

@@ -51,15 +51,23 @@ class GraderGuard:
     def _statuses(self):
         """``{name: status}`` of every file and link under the folder."""
         statuses = {}
-        for folder, folders, files in os.walk(self.package_dir):
-            links = [name for name in folders if os.path.islink(os.path.join(folder, name))]
-            for name in files + links:
-                path = os.path.join(folder, name)
-                relative = os.path.relpath(path, self.package_dir).replace(os.sep, "/")
+        pending = [("", str(self.package_dir))]
+        while pending:
+            prefix, folder = pending.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                name = prefix + entry.name
                 try:
-                    info = os.lstat(path)
-                    statuses[relative] = (("link", os.readlink(path)) if os.path.islink(path) else
-                                          ("file", info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
+                    if entry.is_symlink():
+                        statuses[name] = ("link", os.readlink(entry.path))
+                    elif entry.is_dir(follow_symlinks=False):
+                        pending.append((name + "/", entry.path))
+                    else:
+                        info = entry.stat(follow_symlinks=False)
+                        statuses[name] = ("file", info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
                 except OSError:
                     continue
         return statuses

@@ -160,6 +160,9 @@ def serve(first):
                 channels.append(socket.socket(fileno=fds[0]))
                 _reply(channel, {"ok": True})
             elif op == "box" and len(fds) == 3:
+                # Answered first: the judge asks for its next box (or goes on) while this
+                # one is forked. What happens to the box comes over its keeper socket.
+                _reply(channel, {"ok": True})
                 config = request.get("config", {})
                 worker_sock, keeper_sock = socket.socket(fileno=fds[0]), socket.socket(fileno=fds[1])
                 kept = supervisor.fork_box(config, worker_sock, keeper_sock, fds[2], channels) \
@@ -178,7 +181,6 @@ def serve(first):
                     _close_all([fds[2]])
                     worker_sock.close()
                     keeper_sock.close()
-                _reply(channel, {"ok": True})
             else:
                 _close_all(fds)
                 _reply(channel, {"ok": False, "error": f"unknown request {op!r}"})
