@@ -358,7 +358,9 @@ def _finish(job, verdict):
     job.release(graded=status == OK)
     entry = job.entry
     entry.update(status=status, reason=reason, seconds=round(job.elapsed(), 2))
-    if job.uid is not None:  # nothing of this student may outlive its row
+    # Nothing of this student may outlive its row. A grade that finished looked itself,
+    # once every box of the student was dead; any other end is looked after here.
+    if job.uid is not None and status != OK:
         leftovers = uids.kill_leftovers(job.uid)
         if leftovers:
             entry["reason"] = (reason + "; " if reason else "") + \

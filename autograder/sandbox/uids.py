@@ -38,9 +38,9 @@ def _passwd_ids():
     return ids
 
 
-def processes_of(uid):
-    """Pids of live processes whose real uid is ``uid`` (Linux), else []."""
-    found = []
+def _processes():
+    """``{pid: real uid}`` of the live processes (Linux), else {}."""
+    found = {}
     if not os.path.isdir("/proc"):
         return found
     for entry in os.listdir("/proc"):
@@ -49,27 +49,28 @@ def processes_of(uid):
                 with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as status:
                     for line in status:
                         if line.startswith("Uid:"):
-                            if int(line.split()[1]) == uid:
-                                found.append(int(entry))
+                            found[int(entry)] = int(line.split()[1])
                             break
             except (OSError, ValueError, IndexError):
                 continue
     return found
 
 
-def _in_use(uid, known):
-    return uid in known or bool(processes_of(uid))
+def processes_of(uid):
+    """Pids of live processes whose real uid is ``uid`` (Linux), else []."""
+    return [pid for pid, owner in _processes().items() if owner == uid]
 
 
 def allocate(count=1, avoid=()):
-    """``count`` distinct unused uids (as root), or ``[None] * count`` otherwise."""
+    """``count`` distinct unused uids (as root), or ``[None] * count`` otherwise:
+    in no passwd or group entry, run by no process (one look at /proc for all)."""
     if not running_as_root():
         return [None] * count
-    known = _passwd_ids() | set(avoid)
+    known = _passwd_ids() | set(avoid) | set(_processes().values())
     chosen = []
     while len(chosen) < count:
         uid = FIRST + secrets.randbelow(SPAN)
-        if uid not in chosen and not _in_use(uid, known):
+        if uid not in chosen and uid not in known:
             chosen.append(uid)
     return chosen
 

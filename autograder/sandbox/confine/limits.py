@@ -130,8 +130,19 @@ def _children_map():
 
 
 def children(pid):
-    """Direct children of ``pid`` (Linux), else []."""
-    return _children_map().get(pid, []) if os.path.isdir("/proc") else []
+    """Direct children of ``pid`` (Linux), else []: from the kernel's list of
+    each of its threads' children where there is one, else by a walk of /proc."""
+    if not os.path.isdir("/proc"):
+        return []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        found = []
+        for task in tasks:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as listed:
+                found += [int(child) for child in listed.read().split()]
+        return found
+    except (OSError, ValueError):
+        return _children_map().get(pid, [])
 
 
 def descendants(root_pid):
