@@ -398,6 +398,45 @@ def test_crashed_child_is_recorded_and_isolated(tmp_path, monkeypatch):
     assert lives["score"] == 2
 
 
+def test_a_grading_process_grades_one_student_after_another(tmp_path, monkeypatch):
+    """One slot (--jobs 1): its process grades student after student; a student
+    whose grading kills it or fails costs only that row, and the next student gets
+    a new process."""
+    from autograder.judging.results import GradeReport, TestResult
+
+    root = tmp_path / "root"
+    names = ("a-first", "b-second", "c-kills-its-grader", "d-after", "e-fails", "f-last")
+    for student in names:
+        (root / student).mkdir(parents=True)
+        (root / student / "amp_update.py").write_text("x = 1\n", encoding="utf-8")
+
+    def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
+        name = pathlib.Path(submission).name
+        if name == "c-kills-its-grader":
+            os._exit(9)
+        if name == "e-fails":
+            raise RuntimeError("the judge's own bug")
+        test = TestResult(name="amp_update: fake", module="amp_update", max_score=1.0, score=1.0,
+                          passed=True, output=f"graded by {os.getpid()}", visibility="visible", test_id="test_fake")
+        return GradeReport(tests=[test], seed=seed, submission=str(submission))
+
+    monkeypatch.setattr(batch_jobs, "grade_job", fake_grade)
+    monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True, report=True: None)
+    before = set(_descendants())
+    entries = batch.run_batch(root, tmp_path / "out", list(names), seed=5, jobs=1, progress=False)
+    graders = {}
+    for name in names:
+        data = json.loads((tmp_path / "out" / name / "results.json").read_text(encoding="utf-8"))
+        graders[name] = data["tests"][0]["output"]
+    assert entries["c-kills-its-grader"]["status"] == "crashed" and "exit code 9" in entries["c-kills-its-grader"]["reason"]
+    assert entries["e-fails"]["status"] == "crashed" and "failed on this submission" in entries["e-fails"]["reason"]
+    assert all(entries[name]["status"] == "ok" for name in ("a-first", "b-second", "d-after", "f-last"))
+    assert graders["a-first"] == graders["b-second"] != graders["d-after"] != graders["f-last"]
+    assert "RuntimeError: the judge's own bug" in (tmp_path / "out" / "e-fails" / "grader.log").read_text()
+    time.sleep(0.5)
+    assert set(_descendants()) <= before  # every grading process is gone
+
+
 def test_report_without_matplotlib(graded_class, tmp_path, monkeypatch):
     out = tmp_path / "out"
     shutil.copytree(graded_class["out"], out)

@@ -10,16 +10,17 @@
 Speed without sharing: the judge process (:mod:`autograder.batch.clean_process`,
 a fresh interpreter as ``grade``'s; this process where the tests stand in for
 parts of it) imports torch, pytest and the grader (and loads the test modules)
-once, and forks one sandbox zygote before it has seen any of the job; then, per
-student, it forks a child that runs exactly what ``python -m autograder grade`` runs
-(:func:`autograder.judging.engine.grade_submission`, same seed, same isolation) through
-a channel of its own to the zygote, with a uid of its own when run as root, and
-writes ``DIR/<student>/results.json`` itself (see :mod:`autograder.batch.jobs`).
-Student code only ever runs in the boxes the zygote forks: nothing of this
-process is in their memory, and each dies with its whole process namespace.
-A child that dies or outlives ``--timeout`` is killed; that student gets a zero
-with the reason, nobody else is affected. Where ``fork`` does not exist
-(Windows) each student is a ``grade`` subprocess.
+once, and forks one sandbox zygote before it has seen any of the job; then it
+forks one grading process per job slot (:mod:`autograder.batch.slots`), which
+runs for each student it is given exactly what ``python -m autograder grade`` runs
+(:func:`autograder.judging.engine.grade_submission`, same seed, same isolation)
+through a channel of its own to the zygote, with a uid of its own for each
+student when run as root, and writes ``DIR/<student>/results.json`` itself.
+Student code only ever runs in the boxes the zygote forks: nothing of the judge
+is in their memory, and each dies with its whole process namespace. A grading
+process that dies, fails or outlives a student's ``--timeout`` is killed; that
+student gets a zero with the reason, nobody else is affected. Where ``fork``
+does not exist (Windows) each student is a ``grade`` subprocess.
 
 Before grading, a probe box says what confinement this machine gives; without
 it the batch refuses to run unless ``--allow-unconfined`` is given.
@@ -294,6 +295,11 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
     preexisting = set(os_limits.children(os.getpid()))
     active = []
     interrupted = None
+    pool = None
+    if boxes is not None:  # forked grading: kept grading processes, one per job slot
+        from autograder.batch.slots import JudgeSlots
+
+        pool = JudgeSlots(boxes)
 
     def _stop(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -304,8 +310,8 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
         while pending or active:
             while pending and len(active) < jobs:
                 job = pending.popleft()
-                if boxes is not None:  # a channel and a uid of its own for this student
-                    job.channel = boxes.new_channel()
+                if pool is not None:  # a uid of its own for this student
+                    job.pool = pool
                     job.uid = uids.allocate(1, avoid=[other.uid for other in active])[0]
                 active.append(job)  # first: a Ctrl-C during its start still finds it
                 job.start()
@@ -327,7 +333,7 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
                 bar.update(job.label, status, _score_of(job.results) if status == OK else None)
             if finished:
                 if os.path.isdir("/proc"):  # a dead child's leftovers are ours now
-                    sweep_orphans({job.pid for job in active} | preexisting)
+                    sweep_orphans({job.pid for job in active} | (pool.pids() if pool else set()) | preexisting)
                 _guard(running)
     except KeyboardInterrupt as exc:
         interrupted = exc
@@ -343,6 +349,8 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
                 job.prepare()
                 job.started = time.monotonic()
                 _finish(job, (CRASHED, "not graded: the batch was interrupted"))
+        if pool is not None:
+            pool.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
@@ -355,7 +363,7 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
 
 def _finish(job, verdict):
     status, reason = verdict
-    job.release(graded=status == OK)
+    job.release()
     entry = job.entry
     entry.update(status=status, reason=reason, seconds=round(job.elapsed(), 2))
     # Nothing of this student may outlive its row. A grade that finished looked itself,

@@ -1,21 +1,18 @@
-"""One student's grading process in a batch: a child forked from the
-pre-imported batch judge (POSIX) or a ``grade`` subprocess (elsewhere),
-started, polled, killed, and read back through its ``results.json``.
+"""One student's grading in a batch: by one of the grading processes kept for
+the class (POSIX, :mod:`autograder.batch.slots`) or by a ``grade`` subprocess
+(elsewhere); started, polled, killed, and read back through its ``results.json``.
 
-The child is a judge, not student code: student code runs only in the boxes
-its sandbox zygote forks (through the channel the parent opened for it).
+A grading process is a judge, not student code: student code runs only in the
+boxes the sandbox zygote forks (through the channel the judge opened for it).
 """
 import contextlib
 import json
 import os
 import pathlib
 import select
-import signal
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 
 from autograder import locations
 from autograder.judging.results import CRASHED, NO_COMMIT, NO_SUBMISSION, OK, STATUSES, TIMED_OUT  # noqa: F401
@@ -115,7 +112,6 @@ class _Job:
         self.label = student
         self.lang = "en"    # the language of this student's feedback
         self.pidfd = None   # readable once the process has ended (Linux)
-        self.references = None  # a forked child's reference runs come back in this file
 
     def prepare(self):
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -132,20 +128,15 @@ class _Job:
         except (AttributeError, OSError):  # not Linux, or an old kernel: the batch polls
             self.pidfd = None
 
-    def release(self, graded=False):
-        """Once the job is finished: close what watched its process; a child that
-        graded hands its reference runs to this process, for the next children."""
+    def release(self):
+        """Once the job is finished: close what watched its process."""
         if self.pidfd is not None:
             with contextlib.suppress(OSError):
                 os.close(self.pidfd)
             self.pidfd = None
-        if self.references is not None:
-            if graded:
-                from autograder.judging import reference_cache
 
-                reference_cache.merge(self.references.fileno())
-            self.references.close()
-            self.references = None
+    def wake_fds(self):
+        return [self.pidfd] if self.pidfd is not None else []
 
     def _verdict(self, exit_description, clean_exit):
         """(status, reason) once the process is gone."""
@@ -163,73 +154,26 @@ def _describe_status(status):
 
 
 class ForkJob(_Job):
-    """POSIX: fork this pre-imported process; the child grades and writes results.json."""
+    """POSIX: graded by one of the batch's grading processes (:mod:`autograder.batch.slots`),
+    forked from this pre-imported process; it writes results.json."""
+
+    pool = None  # the batch's slots, set before start()
 
     def start(self):
         self.prepare()
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
         self.started = time.monotonic()
-        self.references = tempfile.TemporaryFile()  # unlinked: only this process and its child hold it
-        pid = os.fork()
-        if pid == 0:
-            _child_main(self)  # never returns
-        self.pid = pid
-        self._watch()
-        if self.channel is not None:  # the child holds it now
-            self.channel.close()
+        self.pool.start(self)
+        self.pid = self.slot.pid
+
+    def wake_fds(self):
+        return self.pool.wake_fds(self)
 
     def poll(self):
-        try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:  # reaped elsewhere: judge by the file
-            return self._verdict("exit status unknown", True)
-        if pid == 0:
-            return None
-        return self._verdict(_describe_status(status), os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0)
+        return self.pool.poll(self)
 
     def kill(self):
-        if self.pid is None:  # interrupted before its fork returned: swept as an orphan
-            return
-        kill_tree(self.pid)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
-
-
-def _child_main(job):
-    """The forked child: grade, write results.json, ``os._exit``. Never returns."""
-    code = 70
-    try:
-        os.setpgid(0, 0)  # Ctrl-C reaches the batch's judge only; it cleans up
-        for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), signal.SIG_DFL)
-        log = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(log)
-        os.close(null)
-        from autograder.sandbox.boxes import boxes_from_channel
-
-        boxes = boxes_from_channel(job.channel)
-        report = grade_job(job.submission, job.seed, job.include_hidden, job.layout == "repo",
-                           boxes=boxes, uid=job.uid, lang=job.lang)
-        _write_report(report, job.results)
-        code = 0
-        from autograder.judging import reference_cache
-
-        reference_cache.export(job.references.fileno())
-    except BaseException:  # noqa: B036 - the child must always reach os._exit
-        with contextlib.suppress(BaseException):
-            traceback.print_exc()
-    finally:
-        with contextlib.suppress(BaseException):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
+        if self.pool is not None:
+            self.pool.kill(self)
 
 
 class SubprocessJob(_Job):
@@ -275,10 +219,11 @@ class SubprocessJob(_Job):
 
 
 def wait_for_any(jobs, timeout, poll_s):
-    """Return once one of ``jobs`` has ended, or after ``timeout`` seconds: at
-    once where each process can be watched (a pidfd), else after ``poll_s``."""
-    fds = [job.pidfd for job in jobs if job.pidfd is not None]
-    if not fds or len(fds) < len(jobs):
+    """Return once one of ``jobs`` may have ended, or after ``timeout`` seconds: at
+    once where each can be watched (a pidfd, a slot's answer), else after ``poll_s``."""
+    watched = [job.wake_fds() for job in jobs]
+    fds = [fd for each in watched for fd in each]
+    if not all(watched):
         time.sleep(poll_s)
         return
     with contextlib.suppress(OSError, ValueError):
