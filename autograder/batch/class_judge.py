@@ -1,6 +1,6 @@
 """The judge process (B) of a class: started by :mod:`autograder.batch.clean_process`,
 it imports torch, forks the sandbox's zygote, then reads the planned jobs on its
-standard input and grades them with forked grading children
+standard input and grades them with forked grading processes
 (:func:`autograder.batch.grade_class.grade_planned`). Each finished job is a
 JSON line on the progress pipe; every job's row, the warnings and what the probe
 box got go to the result file A named. SIGTERM (A's Ctrl-C, or A's death)

@@ -8,7 +8,7 @@ imports torch once and forks the sandbox's zygote from itself before it has
 read anything of the job -- the zygote and every box forked from it hold
 nothing of the judge, the seed or the class -- then reads the planned jobs,
 warms up, probes what a box gets here and grades every job with forked
-grading children (:mod:`autograder.batch.class_judge`), which write each
+grading processes (:mod:`autograder.batch.class_judge`), which write each
 ``results.json``. One import of torch serves the judge and the
 boxes of the whole class.
 
@@ -96,7 +96,7 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
 
 def _unanswered(job, code):
     """The row of a job the judge process never answered for: graded if its
-    grading child finished (its results.json reads), else crashed, with a zero."""
+    grading process finished (its results.json reads), else crashed, with a zero."""
     from autograder.batch.jobs import _score_of, zero_report
     from autograder.batch.plan import safe_write
 

@@ -50,7 +50,7 @@ from autograder.sandbox.confine import limits as os_limits
 from autograder.sandbox import uids
 
 DEFAULT_TIMEOUT_S = 900.0   # > 3 modules x (import 30 s + budget 150 s): only a stuck grader hits it
-POLL_S = 0.02       # where a grading child's end cannot be watched
+POLL_S = 0.02       # where a grading process's answer cannot be watched
 WAKE_S = 0.5        # at least this often: timeouts and Ctrl-C
 RESERVE_NAME = ".grade-many-reserve"
 RESERVE_BYTES = 4 * 2**20   # room kept for run.json, scores.csv and report.md on a full disk
@@ -96,7 +96,7 @@ def select_shard(students, k, n):
 
 # -- warm-up: the fixed costs, paid once ---------------------------------------------------------
 def warm_up(include_hidden=True, report=True):
-    """Import what every grade imports, so each forked child starts where a single
+    """Import what every grade imports, so each forked grading process starts where a single
     ``grade`` is after its first seconds (the suites are collected by :func:`run_batch`).
     ``report``: also what the class report needs, where this process writes it."""
     import torch
@@ -250,7 +250,7 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, isolation=
             if settings["progress"] and own_boxes:
                 print("grade-many: loading torch and the grader once for all students...", file=sys.stderr)
             warm_up(include_hidden, report=own_boxes)
-            freeze_heap()  # each forked child shares the warm heap instead of copying it
+            freeze_heap()  # each forked process shares the warm heap instead of copying it
         os_limits.protect_judge()
         probe_boxes = boxes or start_boxes()  # each `grade` subprocess starts the same kind
         try:
@@ -265,7 +265,7 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, isolation=
             return _grade_all(pending, boxes, settings["jobs"], bar, warnings, settings["guard_dir"])
 
         try:
-            # forked children run the suites this parent collected once
+            # the grading processes run the suites this process collected once
             from autograder.judging import suites  # the judge's (the command line never needs pytest)
 
             return suites.kept_collected(include_hidden, grade_all) if isolation == "fork" else grade_all()

@@ -74,7 +74,7 @@ def _write_report(report, path, extra=None):
 
 def add_extra_data(path, extra):
     """Merge ``extra`` into ``extra_data`` of the results file at ``path``, atomically.
-    The file is the grading child's (a judge's), read within a bound all the same."""
+    The file is the grading process's (a judge's), read within a bound all the same."""
     from autograder.intake import safe_files
 
     path = pathlib.Path(path)
@@ -230,10 +230,10 @@ def wait_for_any(jobs, timeout, poll_s):
         select.select(fds, [], [], timeout)
 
 
-# -- process hygiene (of the grading children; boxes are killed by their keepers) ------------
+# -- process hygiene (of the grading processes; boxes die with their keepers) -----------------
 def sweep_orphans(keep):
     """Kill and reap our direct children that are not jobs in ``keep``: processes a
-    dead grading child left behind, re-parented to this subreaper."""
+    dead grading process left behind, re-parented to this subreaper."""
     if not os.path.isdir("/proc"):
         return 0
     me, swept = os.getpid(), 0

@@ -71,8 +71,16 @@ class Slot:
         except ChildProcessError:
             return True
 
+    def end_input(self):
+        """No more students for it: it finishes and exits."""
+        if self.jobs_w is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.jobs_w)
+            self.jobs_w = None
+
     def close(self):
-        for fd in [self.jobs_w, self.done_r] + ([self.pidfd] if self.pidfd is not None else []):
+        self.end_input()
+        for fd in [self.done_r] + ([self.pidfd] if self.pidfd is not None else []):
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -88,6 +96,8 @@ class JudgeSlots:
         return {slot.pid for slot in self.slots}
 
     def start(self, job):
+        for idle in [slot for slot in self.slots if slot.job is None and slot.ended()]:
+            self._retire(idle, kill=False)  # gone while it waited (the OOM killer, say)
         slot = next((slot for slot in self.slots if slot.job is None), None) or self._fork()
         slot.job, job.slot = job, slot
         order = {"submission": str(job.submission), "seed": job.seed, "include_hidden": job.include_hidden,
@@ -95,7 +105,7 @@ class JudgeSlots:
                  "results": str(job.results)}
         try:
             os.write(slot.jobs_w, json.dumps(order).encode() + b"\n")
-        except OSError:
+        except (OSError, TypeError):
             pass  # a slot that is gone: poll() says so
 
     def _fork(self):
@@ -107,7 +117,8 @@ class JudgeSlots:
                 stream.flush()
         pid = os.fork()
         if pid == 0:
-            for fd in [jobs_w, done_r] + [fd for slot in self.slots for fd in slot.fds() + [slot.jobs_w]]:
+            for fd in [jobs_w, done_r] + [fd for slot in self.slots for fd in slot.fds() + [slot.jobs_w]
+                                          if fd is not None]:
                 with contextlib.suppress(OSError):
                     os.close(fd)
             _slot_main(jobs_r, done_w, channel)  # never returns
@@ -131,7 +142,10 @@ class JudgeSlots:
             return job._verdict("the grading process answered", True)
         if answer is None and not slot.ended():
             return None
-        ended = self._retire(slot, kill=False)  # it failed (and leaves), or it is gone
+        deadline = time.monotonic() + 5.0  # one that failed leaves by itself
+        while not slot.ended() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        ended = self._retire(slot, kill=not slot.ended())
         return CRASHED, ("the grader failed on this submission (see grader.log)" if answer is False and
                          ended == "exit code 0" else f"the grader stopped before finishing ({ended})")
 
@@ -158,8 +172,7 @@ class JudgeSlots:
             if slot.job is not None:
                 self._retire(slot, kill=True)
             else:
-                with contextlib.suppress(OSError):
-                    os.close(slot.jobs_w)
+                slot.end_input()
         deadline = time.monotonic() + timeout
         for slot in list(self.slots):
             while not slot.ended() and time.monotonic() < deadline:

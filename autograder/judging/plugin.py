@@ -48,7 +48,7 @@ class GradingPlugin:
 
     def reset(self, sandboxes, run_seed, modules=None):
         """Grade another submission with the tests already collected
-        (:func:`autograder.judging.suites.run` in a batch's grading child)."""
+        (:func:`autograder.judging.suites.run` in a batch's grading process)."""
         self._sandboxes = dict(sandboxes)
         self.modules = set(modules) if modules else None  # --module: grade only these
         self.run_seed = run_seed

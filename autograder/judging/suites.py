@@ -4,7 +4,7 @@ pytest's start (arguments, plugins, the ini file) and its collection (test
 modules, fixtures, markers) cost more than most of the tests themselves. A
 single grade pays them once, as before; a batch pays them once for the whole
 class: :func:`kept_collected` collects in the batch's judge process and keeps the
-session while the batch runs, and each grading child forked from it only runs
+session while the batch runs, and each grading process forked from it only runs
 the collected items against its own sandboxes (:func:`run`). Both go through
 the same loop, :func:`_run_items` (:mod:`autograder.judging.test_loop`: pytest's
 fixtures and test call without its per-test reports).
@@ -131,7 +131,7 @@ _collected = None  # the batch judge's session, while kept_collected() runs
 
 
 def kept_collected(include_hidden, work):
-    """Collect every suite once, then return ``work()``: grading children forked
+    """Collect every suite once, then return ``work()``: grading processes forked
     meanwhile run the collected tests (:func:`run`) instead of collecting again.
     If collection cannot start, ``work()`` runs all the same (each child then
     collects for itself)."""
