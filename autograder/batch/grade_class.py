@@ -153,14 +153,20 @@ def check_confinement(boxes, allow_unconfined, warnings):
 
 
 def _reserve(output_dir):
-    """Keep room for the class report: a file given back just before it is written."""
+    """Keep room for the class report: a file given back just before it is written.
+    It appears under its name only once all of it is written (a rename)."""
     path = pathlib.Path(output_dir) / RESERVE_NAME
+    partial = path.with_name(RESERVE_NAME + ".part")
     try:
-        with open(path, "wb") as reserve:
+        with open(partial, "wb") as reserve:
             reserve.write(b"\0" * RESERVE_BYTES)
+            reserve.flush()
+            os.fsync(reserve.fileno())
+        os.replace(partial, path)
     except OSError:
-        with contextlib.suppress(OSError):
-            path.unlink()
+        for leftover in (partial, path):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
     return path
 
 
