@@ -68,7 +68,7 @@ def shorten(text, limit):
 def visible(text, limit=DEFAULT_LIMIT):
     """One line: every control, format and separator character shown escaped."""
     text = shorten(as_text(text), limit)
-    if not any(_needs_escape(char) for char in text):
+    if text.isprintable():  # no Other or Separator character but the space: a superset of ours
         return text
     return "".join(_escape_char(char) if _needs_escape(char) else char for char in text)
 
