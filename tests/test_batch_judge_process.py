@@ -40,15 +40,17 @@ def _alive(pid):
 
 
 def test_the_command_line_never_imports_torch(tmp_path):
+    """Nor the judge (pytest): the judge process starts as soon as the class is
+    planned, and its imports are its own."""
     make_submission(tmp_path / "class" / "ada" / "exercises")
     code = ("import json, sys\nfrom autograder.__main__ import main\n"
             f"code = main(['grade-many', {str(tmp_path / 'class')!r}, '-o', {str(tmp_path / 'out')!r}, "
             "'--seed', '5', '--no-progress', '--visible-only'])\n"
-            "print(json.dumps({'code': code, 'torch': 'torch' in sys.modules}))")
+            "print(json.dumps({'code': code, 'torch': 'torch' in sys.modules, 'pytest': 'pytest' in sys.modules}))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    assert got == {"code": 0, "torch": False}
+    assert got == {"code": 0, "torch": False, "pytest": False}
     results = json.loads((tmp_path / "out" / "ada" / "results.json").read_text(encoding="utf-8"))
     assert results["score"] == results["max_score"] > 0
 

@@ -139,3 +139,17 @@ def test_shadowing_modules_in_the_repository_root_are_ignored(tmp_path):
     done = grade("--quiet", "--seed", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "results.json").read_text())["score"] == 100
+
+
+@pytest.mark.parametrize("returned, code", [(None, 0), (0, 0), (2, 2), (130, 130), ("bad input", 1)])
+def test_the_command_line_ends_with_its_code_its_exit_handlers_run_and_its_output_whole(returned, code):
+    """``python -m autograder`` skips the interpreter's module teardown at the end:
+    what sys.exit would do must still happen (handlers, buffered output, the code)."""
+    script = ("import atexit, sys\nfrom autograder import __main__ as cli\n"
+              "atexit.register(lambda: print('handler ran'))\n"
+              "sys.stdout.write('x' * 100000)\n"
+              f"cli._end({returned!r})\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == code
+    assert done.stdout == "x" * 100000 + "handler ran\n"
+    assert (returned if isinstance(returned, str) else "") in done.stderr

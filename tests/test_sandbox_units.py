@@ -42,6 +42,26 @@ def test_student_uids_are_unused_and_distinct():
     assert all(uid >= uids.FIRST and not uids.processes_of(uid) for uid in chosen)
 
 
+@pytest.mark.skipif(not uids.running_as_root(), reason="uids are handed out as root only")
+def test_a_process_left_under_a_students_uid_is_found_and_killed():
+    import subprocess
+
+    uid = uids.allocate(1)[0]
+    decoy = subprocess.Popen(["sleep", "60"], user=uid, group=uid,
+                             extra_groups=[], cwd="/")
+    try:
+        deadline = time.monotonic() + 10
+        while not uids.processes_of(uid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert uids.processes_of(uid) == [decoy.pid]
+        assert uids.kill_leftovers(uid) == 1
+        assert decoy.wait(timeout=10) == -9
+        assert uids.processes_of(uid) == []
+    finally:
+        decoy.kill()
+        decoy.wait()
+
+
 def test_no_uids_without_root(monkeypatch):
     monkeypatch.setattr(uids, "running_as_root", lambda: False)
     assert uids.allocate(2) == [None, None]

@@ -302,10 +302,12 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
     active = []
     interrupted = None
     pool = None
+    fresh_uids = collections.deque()
     if boxes is not None:  # forked grading: kept grading processes, one per job slot
         from autograder.batch.slots import JudgeSlots
 
         pool = JudgeSlots(boxes)
+        fresh_uids.extend(uids.allocate(len(pending)))  # a uid of its own for each student, one look at /proc
 
     def _stop(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -316,9 +318,9 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
         while pending or active:
             while pending and len(active) < jobs:
                 job = pending.popleft()
-                if pool is not None:  # a uid of its own for this student
+                if pool is not None:
                     job.pool = pool
-                    job.uid = uids.allocate(1, avoid=[other.uid for other in active])[0]
+                    job.uid = fresh_uids.popleft()
                 active.append(job)  # first: a Ctrl-C during its start still finds it
                 job.start()
             wait_for_any(active, WAKE_S, POLL_S)

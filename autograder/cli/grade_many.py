@@ -138,7 +138,7 @@ def run_grade_many(args):
 
 
 def _grade_many(args):
-    from autograder.judging.engine import new_seed
+    from autograder.judging.seeds import new_seed
 
     root, output_dir = pathlib.Path(args.root), pathlib.Path(args.output_dir)
     if args.jobs is not None and args.jobs < 1:

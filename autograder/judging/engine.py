@@ -12,7 +12,6 @@ before the first box runs student code -- nothing the judge loads later can
 have been written by a student.
 """
 import os
-import secrets
 import tempfile
 import time
 
@@ -22,6 +21,7 @@ from autograder.judging import feedback, suites
 from autograder.i18n import set_language
 from autograder.i18n import text as t
 from autograder.judging.results import GradeReport
+from autograder.judging.seeds import new_seed
 from autograder.sandbox import isolation, uids
 from autograder.sandbox.confine import limits as os_limits
 
@@ -39,10 +39,6 @@ def limits_from_env():
         if os.environ.get(name):
             setattr(limits, field, float(os.environ[name]))
     return limits
-
-
-def new_seed():
-    return secrets.randbelow(2**31)
 
 
 def hidden_tests_available():

@@ -45,12 +45,14 @@ def _processes():
         return found
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as status:
-                    for line in status:
-                        if line.startswith("Uid:"):
-                            found[int(entry)] = int(line.split()[1])
-                            break
+            try:  # raw bytes: a batch looks once per student, with its boxes running
+                fd = os.open(f"/proc/{entry}/status", os.O_RDONLY)
+                try:
+                    status = os.read(fd, 8192)
+                finally:
+                    os.close(fd)
+                start = status.index(b"\nUid:") + 5
+                found[int(entry)] = int(status[start:status.index(b"\n", start)].split()[0])
             except (OSError, ValueError, IndexError):
                 continue
     return found
@@ -61,12 +63,12 @@ def processes_of(uid):
     return [pid for pid, owner in _processes().items() if owner == uid]
 
 
-def allocate(count=1, avoid=()):
+def allocate(count=1):
     """``count`` distinct unused uids (as root), or ``[None] * count`` otherwise:
     in no passwd or group entry, run by no process (one look at /proc for all)."""
     if not running_as_root():
         return [None] * count
-    known = _passwd_ids() | set(avoid) | set(_processes().values())
+    known = _passwd_ids() | set(_processes().values())
     chosen = []
     while len(chosen) < count:
         uid = FIRST + secrets.randbelow(SPAN)
