@@ -56,6 +56,7 @@ class GradingPlugin:
         self._current = None  # the test being run (its fixtures read it)
         self._started = {}
         self._raised = {}  # nodeid -> what the test raised (see pytest_pyfunc_call)
+        self._sources = {}  # module -> the submission's source text, read once per grade
 
     def selected(self, items):
         """The collected ``items`` this grade runs (all, or --module's)."""
@@ -84,7 +85,10 @@ class GradingPlugin:
     @pytest.fixture
     def submission_source(self):
         """The student's source text of this test's module ('' if missing)."""
-        return source_of(self.sandbox(_marker_value(self._current, "module")).spec)
+        module = _marker_value(self._current, "module")
+        if module not in self._sources:
+            self._sources[module] = source_of(self.sandbox(module).spec)
+        return self._sources[module]
 
     # -- hooks --------------------------------------------------------------
     def pytest_collection_modifyitems(self, config, items):

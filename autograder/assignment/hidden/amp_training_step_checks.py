@@ -118,8 +118,9 @@ def check_structure(got):
 
 
 def initial_parameters(spec):
-    return scenarios.parameters_of(scenarios.build_model(spec["seed"],
-                                                         frozen_layer=spec.get("frozen_layer", False)))
+    model = {"seed": spec["seed"], "frozen_layer": spec.get("frozen_layer", False)}
+    return reference_cache.cached("initial parameters", model, lambda: scenarios.parameters_of(
+        scenarios.build_model(model["seed"], frozen_layer=model["frozen_layer"])))
 
 
 # -- comparing runs --------------------------------------------------------------------

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from autograder.assignment import scenarios
 from autograder.i18n import _
+from autograder.judging import reference_cache
 from autograder.judging.judge import (Mistake, StudentCodeFailed, describe_raised, expect,
                                       expect_float_close, expect_updates_close, known_ratio, raised_is)
 from autograder.assignment.checks.amp_training_step_crashes import run_student
@@ -16,7 +17,13 @@ pytestmark = [pytest.mark.module("amp_training_step"), pytest.mark.visibility("v
 
 def reference_update(spec, weights=None, last_only=False, autocast=False):
     """An fp32 step on the weighted loss (default: the mean), clipped to max_norm: (parameters, pre-clip
-    norm). ``last_only``/``autocast``: the same with only the last microbatch, or a bfloat16 forward."""
+    norm). ``last_only``/``autocast``: the same with only the last microbatch, or a bfloat16 forward.
+    Computed once per spec in a class (the judge's reference cache)."""
+    return reference_cache.cached(("fp32 update", weights, last_only, autocast), spec,
+                                  lambda: _reference_update(spec, weights, last_only, autocast))
+
+
+def _reference_update(spec, weights, last_only, autocast):
     model = scenarios.build_model(spec["seed"])
     optimizer = scenarios.build_optimizer("sgd", model.parameters(), 0.2)
     batches = scenarios.build_batches(spec["seed"], spec["microbatches"])
