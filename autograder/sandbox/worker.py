@@ -38,11 +38,20 @@ class _BlockGraderImports:
 
 
 def _student_frames(exc, submission_dir):
-    # Only absolute paths inside the submission: "<frozen importlib._bootstrap>"
-    # would otherwise resolve against the working directory, which is that folder.
-    return [frame for frame in traceback.extract_tb(exc.__traceback__)
-            if os.path.isabs(frame.filename)
-            and os.path.abspath(frame.filename).startswith(submission_dir + os.sep)]
+    """The traceback's frames in the student's own files. They are chosen before any
+    source line is looked up: a fresh box would otherwise read (and cache) every
+    file the traceback passes through, torch's included."""
+    def own(filename):
+        # Only absolute paths inside the submission: "<frozen importlib._bootstrap>"
+        # would otherwise resolve against the working directory, which is that folder.
+        return os.path.isabs(filename) and os.path.abspath(filename).startswith(submission_dir + os.sep)
+
+    walk = getattr(traceback, "_walk_tb_with_full_positions", None)  # 3.11+: columns for the carets
+    extract = getattr(traceback.StackSummary, "_extract_from_extended_frame_gen", None)
+    if walk is None or extract is None:
+        return [frame for frame in traceback.extract_tb(exc.__traceback__) if own(frame.filename)]
+    return list(extract(((frame, where) for frame, where in walk(exc.__traceback__)
+                         if own(frame.f_code.co_filename)), limit=None))
 
 
 def _student_traceback(exc, submission_dir):
