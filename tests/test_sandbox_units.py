@@ -124,3 +124,43 @@ def test_a_box_cgroup_lists_its_members():
     if os.waitstatus_to_exitcode(status) == 3:
         pytest.skip("no writable cgroup hierarchy here")
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_student_traceback_shows_only_their_frames_and_reads_only_their_files(tmp_path):
+    """Carets and all, as Python prints them; the grader's and torch's files are never read."""
+    import importlib.util
+    import linecache
+
+    from autograder.sandbox import worker
+
+    submission, library = tmp_path / "submission", tmp_path / "library"
+    submission.mkdir()
+    library.mkdir()
+    (library / "helper_lib.py").write_text("def call(f, x):\n    return f(x)\n")
+    (submission / "stu_mod.py").write_text(
+        "import helper_lib\n\ndef f(x):\n    return helper_lib.call(g, x) + 1\n\n"
+        "def g(x):\n    return {'a': 5}[x] [0]\n")
+    sys.path.insert(0, str(library))
+    try:
+        spec = importlib.util.spec_from_file_location("stu_mod", submission / "stu_mod.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        try:
+            module.f("a")
+        except TypeError as exc:
+            raised = exc
+    finally:
+        sys.path.remove(str(library))
+        sys.modules.pop("helper_lib", None)
+    linecache.clearcache()
+    shown = worker._student_traceback(raised, str(submission))
+    assert str(library / "helper_lib.py") not in linecache.cache
+    import traceback
+
+    everything = traceback.extract_tb(raised.__traceback__)  # Python's own rendering, every file read
+    own = [frame for frame in everything if frame.filename.startswith(str(submission))]
+    assert len(own) == 2 and len(everything) == 4  # this test, f, the library, g
+    assert shown == "".join(traceback.format_list(own) + traceback.format_exception_only(TypeError, raised)) \
+        .replace(str(submission) + os.sep, "")
+    assert "^^^" in shown and "helper_lib" in shown and "library" not in shown
+    assert worker._location(raised, str(submission)) == {"line": 7, "code": "return {'a': 5}[x] [0]", "offset": 0}
