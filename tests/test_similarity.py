@@ -215,6 +215,18 @@ def test_highlight_escapes_and_marks_only_the_given_regions():
     assert "\\u202ec = 3" in html and "<b>" not in html
 
 
+def test_given_code_is_cut_out_of_the_matched_regions():
+    from autograder.similarity.side_by_side import regions
+
+    text = "import torch\nx = 1\n\ndef f(a):\n    return a * 2\n"
+    template = "import torch\n\ndef f(a):\n"
+    # one match over everything: only the student's own lines stay highlighted
+    assert [text[s:e] for s, e in regions(text, [[0], [len(text)]], template)] == ["x = 1", "return a * 2"]
+    # two matches, the second inside a given line: nothing of it is left
+    assert [text[s:e] for s, e in regions(text, [[13, 22], [18, 25]], template)] == ["x = 1"]
+    assert regions(text, [[0], [len(text)]], text) == []
+
+
 def test_result_file_and_report_section(checked, tmp_path):
     data = json.loads((checked["out"] / "similarity" / "similarity.json").read_text(encoding="utf-8"))
     assert data["tool"].startswith("copydetect ") and set(data["modules"]) == set(MODULES)

@@ -73,14 +73,21 @@ def _given_ranges(text, template):
 
 
 def _without(spans, holes):
-    """``spans`` minus ``holes`` (both sorted ranges); pieces that are only blanks are dropped."""
-    out = []
+    """``spans`` minus ``holes``, both sorted ranges that do not overlap among themselves
+    (merged matches, lines): one pass over both."""
+    out, first = [], 0
     for start, end in spans:
-        pieces = [(start, end)]
-        for h_start, h_end in holes:
-            pieces = [part for s, e in pieces
-                      for part in ((s, min(e, h_start)), (max(s, h_end), e)) if part[1] > part[0]]
-        out += pieces
+        while first < len(holes) and holes[first][1] <= start:  # behind this span and every later one
+            first += 1
+        cursor, index = start, first
+        while index < len(holes) and holes[index][0] < end:
+            h_start, h_end = holes[index]
+            if h_start > cursor:
+                out.append((cursor, h_start))
+            cursor = max(cursor, h_end)
+            index += 1
+        if cursor < end:
+            out.append((cursor, end))
     return out
 
 
