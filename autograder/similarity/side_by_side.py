@@ -61,12 +61,17 @@ def _spans(slices, length):
     return merged
 
 
+@functools.lru_cache(maxsize=64)
+def _given_lines(template):  # one template per module, asked for on every page
+    return frozenset(line.strip() for line in template.split("\n")) - {""}
+
+
 def _given_ranges(text, template):
     """Character ranges of ``text`` whose line is a line of the template's given code."""
-    given = {line.strip() for line in (template or "").split("\n") if line.strip()}
+    given = _given_lines(template or "")
     ranges, position = [], 0
     for line in text.split("\n"):
-        if line.strip() and line.strip() in given:
+        if line.strip() in given:
             ranges.append((position, position + len(line)))
         position += len(line) + 1
     return ranges
