@@ -41,6 +41,11 @@ def _figure(width, height):
     return figure
 
 
+def _save(figure, path):
+    """The PNG at zlib's fastest level: lossless all the same, and here no larger."""
+    figure.savefig(path, pil_kwargs={"compress_level": 1})
+
+
 def write_charts(output_dir, rows, columns):
     """PNG charts next to report.md; returns ``{chart: path}`` or None without matplotlib."""
     return start_charts(output_dir, rows, columns).finish()
@@ -140,7 +145,7 @@ def _draw_distribution(path, rows, columns):
     axes.set_title(f"Score distribution ({len(rows)} students)")
     axes.yaxis.get_major_locator().set_params(integer=True)
     figure.subplots_adjust(left=0.1, right=0.97, top=0.9, bottom=0.14)
-    figure.savefig(path)
+    _save(figure, path)
 
 
 def _draw_pass_rates(path, rows, columns):
@@ -170,7 +175,7 @@ def _draw_pass_rates(path, rows, columns):
     axes.set_xlabel("students who passed (%)")
     axes.set_title("Per-test pass rates, lowest first")
     _fit_left_margin(figure, labels, height_in)
-    figure.savefig(path)
+    _save(figure, path)
 
 
 def _draw_modules(path, rows, columns):
@@ -188,7 +193,7 @@ def _draw_modules(path, rows, columns):
     axes.set_ylabel("mean score (% of the module)")
     axes.set_title("Mean score per module")
     figure.subplots_adjust(left=0.11, right=0.97, top=0.88, bottom=0.12)
-    figure.savefig(path)
+    _save(figure, path)
 
 
 # the longest first: it starts drawing first
