@@ -16,7 +16,7 @@ import json
 
 from autograder.sandbox import wire
 
-_known = {}   # key -> JSON text of the encoded value
+_known = {}   # key -> the encoded value (plain data: decoding never changes it)
 MAX_ENTRIES = 4096  # a class's seed needs a few dozen; a long session's memory stays bounded
 _TRUSTED = {"nodes": 10**7, "tensor_bytes": 2**31}  # the judge's own values: no answer's bounds
 
@@ -40,16 +40,16 @@ def cached(kind, spec, compute):
     """``compute()``'s value for ``(kind, spec)``, computed at most once per process
     (a batch's grading process, a ``watch`` session) while the seed stays."""
     key = _key(kind, spec)
-    text = _known.get(key) if key is not None else None
-    if text is None:
+    encoded = _known.get(key) if key is not None else None
+    if encoded is None:
         value = compute()
         encoded = wire.encode_value(value)
         if key is None or _opaque(encoded):
             return value
         if len(_known) >= MAX_ENTRIES:
             _known.clear()
-        text = _known[key] = json.dumps(encoded, allow_nan=False)
-    return wire.decode_value(json.loads(text), budget=wire.DecodeBudget(**_TRUSTED))
+        _known[key] = encoded
+    return wire.decode_value(encoded, budget=wire.DecodeBudget(**_TRUSTED))
 
 
 def clear():
