@@ -130,14 +130,14 @@ def _fork_available():
     return hasattr(os, "fork") and os.name == "posix"
 
 
-def check_confinement(boxes, allow_unconfined, warnings):
-    """Probe what a box gets here; refuse to grade a class unconfined unless allowed."""
+def check_confinement(boxes, allow_unconfined, warnings, probe=None):
+    """Probe what a box gets here (or read the report of ``probe``, a probe box asked
+    for earlier); refuse to grade a class unconfined unless allowed."""
     from autograder.sandbox import isolation as isolation_report
-    from autograder.sandbox.client import probe_isolation
-    from autograder.sandbox.client import Limits
+    from autograder.sandbox.client import Limits, start_probe
 
     try:
-        report = probe_isolation(boxes, Limits())
+        report = (probe or start_probe(boxes, Limits())).result()
     except Exception as exc:  # noqa: BLE001 - a probe that fails is no confinement
         report = {"confined": False, "problems": [f"the sandbox probe failed: {exc}"]}
     if not report.get("confined"):
@@ -258,16 +258,19 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, isolation=
             warm_up(include_hidden, report=own_boxes)
             freeze_heap()  # each forked process shares the warm heap instead of copying it
         os_limits.protect_judge()
+        from autograder.sandbox.client import Limits, start_probe
+
         probe_boxes = boxes or start_boxes()  # each `grade` subprocess starts the same kind
-        try:
-            info["isolation"] = check_confinement(probe_boxes, settings["allow_unconfined"], warnings)
-        finally:
-            if probe_boxes is not boxes:
-                probe_boxes.close()
+        probe = start_probe(probe_boxes, Limits())  # it confines while the suites are collected
         _reserve(output_dir)
 
         def grade_all():
             freeze_heap()  # the collected suites too
+            try:
+                info["isolation"] = check_confinement(probe_boxes, settings["allow_unconfined"], warnings, probe)
+            finally:
+                if probe_boxes is not boxes:
+                    probe_boxes.close()
             return _grade_all(pending, boxes, settings["jobs"], bar, warnings, settings["guard_dir"])
 
         try:
@@ -279,6 +282,8 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, isolation=
             if not isinstance(sys.exc_info()[1], BatchInterrupted):
                 release_reserve(output_dir)  # the caller writes the report only when interrupted
             raise
+        finally:
+            probe.close()  # read by grade_all(); here when collection failed first
     finally:
         if own_boxes:
             boxes.close()
