@@ -472,6 +472,25 @@ def test_a_chart_that_fails_is_left_out_and_the_rest_is_written(graded_class, tm
     assert "](score_distribution.png)" in report and "](module_scores.png)" not in report
 
 
+def test_warming_the_charts_up_leaves_nothing_behind_and_never_fails(tmp_path, monkeypatch):
+    """grade-many draws a throwaway chart while it grades (its charts then fork warm)."""
+    import matplotlib
+    from autograder.class_reports import charts
+
+    monkeypatch.chdir(tmp_path)
+    before = set(matplotlib._pylab_helpers.Gcf.figs) if hasattr(matplotlib, "_pylab_helpers") else set()
+    charts.warm()
+    assert list(tmp_path.iterdir()) == []
+    if hasattr(matplotlib, "_pylab_helpers"):
+        assert set(matplotlib._pylab_helpers.Gcf.figs) == before  # no pyplot figure left open
+
+    def no_font():
+        raise RuntimeError("no font")
+
+    monkeypatch.setattr(charts, "_fonts", no_font)
+    charts.warm()  # a head start only: it says nothing and raises nothing
+
+
 def test_bad_usage_exits_2(tmp_path):
     assert _main("grade-many", tmp_path / "missing", "--output-dir", tmp_path / "o") == 2
     assert _main("grade-many", tmp_path, "--output-dir", tmp_path / "o", "--shard", "3/2") == 2

@@ -192,6 +192,10 @@ def _grade_many(args):
         for module in ("autograder.class_reports.write", "autograder.class_reports.charts", "matplotlib.pyplot"):
             with contextlib.suppress(ImportError):  # the class report's, ready when the grades are
                 __import__(module)
+        with contextlib.suppress(ImportError):
+            from autograder.class_reports import charts
+
+            charts.warm()
 
     with tempfile.TemporaryDirectory(prefix="amp-deadline-") as workdir:
         try:
