@@ -491,6 +491,33 @@ def test_warming_the_charts_up_leaves_nothing_behind_and_never_fails(tmp_path, m
     charts.warm()  # a head start only: it says nothing and raises nothing
 
 
+def test_a_probe_box_that_cannot_start_is_no_confinement(monkeypatch):
+    """Asked for before the suites are collected, read after: a failure at either
+    point refuses the class (or, allowed, grades it with the report saying so)."""
+    import tempfile
+
+    from autograder.sandbox.boxes import BoxError
+    from autograder.sandbox.client import Limits, start_probe
+
+    class NoBoxes:
+        def request_box(self, config):
+            raise BoxError("sandbox zygote could not fork a box: no answer")
+
+    with pytest.raises(batch.UsageError, match="without full confinement"):
+        batch.check_confinement(NoBoxes(), False, [], start_probe(NoBoxes(), Limits()))
+    warnings = []
+    report = batch.check_confinement(NoBoxes(), True, warnings)
+    assert report["confined"] is False and "could not fork a box" in report["problems"][0]
+    assert warnings and warnings[0].startswith("graded WITHOUT full confinement")
+
+    def no_room(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", no_room)
+    report = batch.check_confinement(NoBoxes(), True, [])
+    assert report["confined"] is False and "No space left" in report["problems"][0]
+
+
 def test_bad_usage_exits_2(tmp_path):
     assert _main("grade-many", tmp_path / "missing", "--output-dir", tmp_path / "o") == 2
     assert _main("grade-many", tmp_path, "--output-dir", tmp_path / "o", "--shard", "3/2") == 2

@@ -350,10 +350,10 @@ class _Probe:
         from autograder.sandbox import boxes as box_factories, uids
         from autograder.sandbox.confine import platforms
 
-        self._area = tempfile.TemporaryDirectory(prefix="amp-probe-")
-        self._box = self._report = self._error = None
+        self._area = self._box = self._report = self._error = None
         self._boxes = boxes
         try:
+            self._area = tempfile.TemporaryDirectory(prefix="amp-probe-")
             uid = uids.allocate(1)[0]
             area = self._area.name
             specs, _ = submission.take(area, area, uid, uid)  # an empty submission: nothing to read
@@ -384,7 +384,8 @@ class _Probe:
         if self._box is not None:
             self._box.close()
             self._box = None
-        self._area.cleanup()
+        if self._area is not None:
+            self._area.cleanup()
 
 
 def start_probe(boxes, limits):

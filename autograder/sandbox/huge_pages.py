@@ -6,9 +6,9 @@ the box's exit tears them down again. glibc already puts most of the heap on
 2 MiB pages (:data:`autograder.sandbox.environment.HUGE_PAGES_MALLOC`); what is
 left, Python's object arenas above all, is folded here with
 ``madvise(MADV_COLLAPSE)`` (Linux 6.1): a few hundredths of a second once, for
-about a quarter less kernel time in every fork and exit of a box after it
-(benchmarks/bench_grade_many.py). Where the kernel lacks it, or has no huge page
-free, memory stays as it was: nothing depends on it.
+fewer page-table entries to copy and free in every fork and exit of a box after
+it. Where the kernel lacks it, or has no huge page free, memory stays as it was:
+nothing depends on it.
 """
 import ctypes
 import os
