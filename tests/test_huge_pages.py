@@ -1,4 +1,4 @@
-"""The zygote's heap folded into huge pages (sandbox/huge_pages.py): only private
+"""The zygote's heap folded into huge pages (sandbox/zygote.py): only private
 anonymous memory is asked for, on 2 MiB boundaries, and what is folded stays
 exactly what it was."""
 import os
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from autograder.sandbox import huge_pages
+from autograder.sandbox import zygote
 from helpers import ROOT
 
 MAPS = """\
@@ -24,7 +24,7 @@ MAPS = """\
 
 def test_only_private_writable_anonymous_memory_on_huge_page_boundaries():
     mib = 1 << 20
-    assert huge_pages.pieces(MAPS) == [
+    assert zygote.huge_page_pieces(MAPS) == [
         (0x55d0c1000000, 10 * mib),   # the heap, already aligned
         (0x7f0000200000, 4 * mib),    # 1..7 MiB trimmed to 2..6
     ]                                 # 8..9 MiB holds no whole huge page; shared, file, read-only, stack: never
@@ -35,10 +35,10 @@ def test_folded_memory_reads_the_same_and_a_fork_still_sees_it():
     script = r"""
 import os, sys, hashlib
 sys.path.insert(0, sys.argv[1])
-from autograder.sandbox import huge_pages
+from autograder.sandbox import zygote
 data = bytearray(os.urandom(1 << 20) * 48)        # 48 MiB of anonymous memory
 before = hashlib.sha256(data).hexdigest()
-folded = huge_pages.fold()
+folded = zygote.fold_heap()
 huge = 0
 with open("/proc/self/smaps_rollup") as rollup:
     for line in rollup:
