@@ -1,7 +1,6 @@
 """The zygote's heap folded into huge pages (sandbox/zygote.py): only private
 anonymous memory is asked for, on 2 MiB boundaries, and what is folded stays
 exactly what it was."""
-import os
 import subprocess
 import sys
 
