@@ -123,10 +123,7 @@ class _Job:
         return time.monotonic() - self.started if self.started is not None else 0.0
 
     def _watch(self):
-        try:
-            self.pidfd = os.pidfd_open(self.pid)
-        except (AttributeError, OSError):  # not Linux, or an old kernel: the batch polls
-            self.pidfd = None
+        self.pidfd = os_limits.watch_fd(self.pid)
 
     def release(self):
         """Once the job is finished: close what watched its process."""
@@ -145,12 +142,6 @@ class _Job:
         if _score_of(self.results) is None:
             return CRASHED, f"the grader left no readable results ({exit_description})"
         return OK, ""
-
-
-def _describe_status(status):
-    if os.WIFSIGNALED(status):
-        return f"killed by signal {os.WTERMSIG(status)}"
-    return f"exit code {os.WEXITSTATUS(status)}"
 
 
 class ForkJob(_Job):

@@ -25,7 +25,7 @@ import traceback
 
 from autograder.batch import jobs
 from autograder.batch.jobs import CRASHED
-from autograder.sandbox.confine.limits import kill_tree
+from autograder.sandbox.confine import limits
 
 
 class Slot:
@@ -37,10 +37,7 @@ class Slot:
         self.done_r = done_r
         self.job = None
         self.buffered = b""
-        try:
-            self.pidfd = os.pidfd_open(pid)
-        except (AttributeError, OSError):
-            self.pidfd = None
+        self.pidfd = limits.watch_fd(pid)
 
     def fds(self):
         return [self.done_r] + ([self.pidfd] if self.pidfd is not None else [])
@@ -80,7 +77,7 @@ class Slot:
 
     def close(self):
         self.end_input()
-        for fd in [self.done_r] + ([self.pidfd] if self.pidfd is not None else []):
+        for fd in self.fds():
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -157,9 +154,9 @@ class JudgeSlots:
     def _retire(self, slot, kill):
         """Reap the slot (killed first if asked); returns how it ended."""
         if kill:
-            kill_tree(slot.pid)
+            limits.kill_tree(slot.pid)
         try:
-            ended = jobs._describe_status(os.waitpid(slot.pid, 0)[1])
+            ended = limits.describe_status(os.waitpid(slot.pid, 0)[1])
         except ChildProcessError:
             ended = "exit status unknown"
         slot.close()

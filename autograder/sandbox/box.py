@@ -114,13 +114,6 @@ def bounds_in_words(config, cgroup):
     config["cpu_bound"] = cgroup.cpu if cgroup else None
 
 
-def describe_status(status):
-    """How a worker ended, in the words the judge shows."""
-    if os.WIFSIGNALED(status):
-        return f"killed by signal {os.WTERMSIG(status)}"
-    return f"exit code {os.WEXITSTATUS(status)}"
-
-
 def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
     """Wait for the worker's end or the judge's word; returns how the worker ended."""
     try:
@@ -147,7 +140,7 @@ def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
     _, status = os.waitpid(pid, 0)
     if not own_pid_namespace:
         limits.kill_descendants()
-    return describe_status(status)
+    return limits.describe_status(status)
 
 
 def _exited(pid):

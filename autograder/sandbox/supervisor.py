@@ -110,7 +110,7 @@ class KeptBox:
     def _ended(self):
         try:
             _, status = os.waitpid(self.pid, 0)
-            ended = box.describe_status(status)
+            ended = limits.describe_status(status)
         except ChildProcessError:
             ended = "exit status unknown"
         self._send_ready()

@@ -209,6 +209,22 @@ def reap_children():
             return
 
 
+def describe_status(status):
+    """How a process ended (a ``waitpid`` status), in the words the judge shows."""
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit code {os.WEXITSTATUS(status)}"
+
+
+def watch_fd(pid):
+    """A descriptor readable once child ``pid`` has ended (a pidfd), or None where
+    there is none (not Linux, an old kernel): the caller then polls."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
 def kill_tree(pid):
     """SIGKILL ``pid``, its process group and every descendant (they may have
     left the group with setsid: found through /proc on Linux). Reaps only ``pid``'s
