@@ -30,6 +30,7 @@ import tempfile
 
 from autograder import locations
 from autograder.batch.jobs import CRASHED, OK, BatchInterrupted, UsageError
+from autograder.judging import grading_area
 
 PACKAGE_ROOT = str(locations.REPO_ROOT)
 MAX_RESULT_BYTES = 64 * 2**20
@@ -58,7 +59,10 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
     """(A) Grade the ``planned`` jobs in a judge process; fills in each job's entry,
     ``warnings`` and ``info['isolation']``. Raises ``BatchInterrupted`` after Ctrl-C
     or SIGTERM, once B has answered for every job."""
-    with tempfile.TemporaryDirectory(prefix="amp-grade-many-") as private, tempfile.TemporaryFile() as log:
+    # The students' working copies go in one folder, removed after B: a grading
+    # process that B kills (past --timeout) leaves its own behind.
+    with tempfile.TemporaryDirectory(prefix="amp-grade-many-") as private, tempfile.TemporaryFile() as log, \
+            grading_area.run_folder() as areas:
         result_path = os.path.join(private, "result.json")
         job = {"jobs": [_job_data(job) for job in planned], "output_dir": str(output_dir),
                "settings": dict(settings, guard_dir=str(settings["guard_dir"]) if settings["guard_dir"] else None),
@@ -67,7 +71,8 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
         try:
             process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT, str(progress_w)],
                                        pass_fds=[progress_w], stdin=subprocess.PIPE, stdout=log, stderr=log,
-                                       env=_environment(), cwd=PACKAGE_ROOT)
+                                       env=grading_area.judge_environment(_environment(), areas),
+                                       cwd=PACKAGE_ROOT)
         finally:
             os.close(progress_w)
         if settings["progress"]:

@@ -46,6 +46,7 @@ from autograder.batch.jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULT
 from autograder.batch.plan import locate_submission  # noqa: F401  (batch.locate_submission, as before)
 from autograder.batch.plan import plan_students, record_latest_scores, safe_write
 from autograder.batch.progress import Progress
+from autograder.judging import grading_area
 from autograder.sandbox.confine import limits as os_limits
 from autograder.sandbox import uids
 
@@ -271,7 +272,9 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, isolation=
             finally:
                 if probe_boxes is not boxes:
                     probe_boxes.close()
-            return _grade_all(pending, boxes, settings["jobs"], bar, warnings, settings["guard_dir"])
+            # a grading process killed past --timeout leaves its working copies in this run's folder
+            with grading_area.areas_of_this_run():
+                return _grade_all(pending, boxes, settings["jobs"], bar, warnings, settings["guard_dir"])
 
         try:
             # the grading processes run the suites this process collected once

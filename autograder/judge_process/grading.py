@@ -21,6 +21,7 @@ import sys
 import tempfile
 
 from autograder import locations
+from autograder.judging import grading_area
 from autograder.judging.results import GradeReport
 
 PACKAGE_ROOT = str(locations.REPO_ROOT)
@@ -45,7 +46,8 @@ def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", m
     """(A) Grade ``submission`` in a fresh grading process; returns its :class:`GradeReport`."""
     # The report comes back in a file of a private folder (portable; student
     # code can neither reach it nor the pipe the job goes through).
-    with tempfile.TemporaryDirectory(prefix="amp-grading-") as private, tempfile.TemporaryFile() as log:
+    with tempfile.TemporaryDirectory(prefix="amp-grading-") as private, tempfile.TemporaryFile() as log, \
+            grading_area.run_folder() as areas:
         result_path = os.path.join(private, "report.json")
         job = {"submission": os.path.abspath(submission), "seed": seed, "include_hidden": include_hidden,
                "flags": list(flags or []), "result": result_path, "lang": lang,
@@ -53,8 +55,8 @@ def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", m
         # Its own output (tracebacks only, never expected) is kept apart and shown
         # escaped by the caller: it may quote student text.
         process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT],
-                                   stdin=subprocess.PIPE, stdout=log, stderr=log, env=_environment(),
-                                   cwd=PACKAGE_ROOT)
+                                   stdin=subprocess.PIPE, stdout=log, stderr=log,
+                                   env=grading_area.judge_environment(_environment(), areas), cwd=PACKAGE_ROOT)
         try:
             process.stdin.write(json.dumps(job).encode())
             process.stdin.close()

@@ -23,6 +23,7 @@ import time
 import traceback
 
 from autograder.judge_process.grading import MAX_REPORT_BYTES, PACKAGE_ROOT, GradingFailed, _environment
+from autograder.judging import grading_area
 from autograder.judging.results import GradeReport
 
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
@@ -35,12 +36,14 @@ class WatchJudge:
 
     def __init__(self):
         self._private = tempfile.TemporaryDirectory(prefix="amp-watch-")
+        self._areas = grading_area.run_folder()
         self._log = tempfile.TemporaryFile()
         self._count = 0
         # B's own output (tracebacks only) is kept apart: it may quote student text.
         self.process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT],
                                         stdin=subprocess.PIPE, stdout=self._log, stderr=self._log,
-                                        env=_environment(), cwd=PACKAGE_ROOT)
+                                        env=grading_area.judge_environment(_environment(), self._areas.name),
+                                        cwd=PACKAGE_ROOT)
 
     def _failure(self, what):
         self._log.seek(0)
@@ -89,6 +92,7 @@ class WatchJudge:
             self.process.wait()
         self._log.close()
         self._private.cleanup()
+        self._areas.cleanup()
 
 
 def _write_answer(path, data):

@@ -12,13 +12,13 @@ before the first box runs student code -- nothing the judge loads later can
 have been written by a student.
 """
 import os
-import sys
 import tempfile
 import time
 
 from autograder import active_assignment, locations
 from autograder.intake import grader_guard, submission
 from autograder.judging import feedback, suites
+from autograder.judging.grading_area import area_parent
 from autograder.i18n import set_language
 from autograder.i18n import text as t
 from autograder.judging.results import GradeReport
@@ -40,16 +40,6 @@ def limits_from_env():
         if os.environ.get(name):
             setattr(limits, field, float(os.environ[name]))
     return limits
-
-
-def area_parent():
-    """Where a grade's working copies go (its modules' folders): a memory file system
-    where there is one. A class makes and removes thousands of small files and
-    folders, and on ext4 each new one costs a search of the inode tables."""
-    shm = "/dev/shm"
-    if sys.platform.startswith("linux") and os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK):
-        return shm
-    return None  # the system's temporary folder
 
 
 def hidden_tests_available():

@@ -1,0 +1,127 @@
+"""Where grades keep their working copies (autograder/judging/grading_area.py), and
+that nothing is left there when a grading process is killed outright."""
+import os
+import pathlib
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from autograder.judging import grading_area
+from helpers import ROOT, make_submission
+
+
+@pytest.fixture
+def no_run_folder(monkeypatch):
+    monkeypatch.delenv(grading_area.RUN_FOLDER_ENV, raising=False)
+    monkeypatch.setattr(grading_area, "_chosen", None)
+
+
+def _copies(parent):
+    return {path.name for pattern in ("amp-grade-*", "amp-areas-*") for path in pathlib.Path(parent).glob(pattern)}
+
+
+def _new_areas(parent, before):
+    """The grades' areas made since ``before``, at the top or in a new run's folder."""
+    found = []
+    for name in _copies(parent) - before:
+        path = pathlib.Path(parent, name)
+        found += [path] if name.startswith("amp-grade-") else list(path.rglob("amp-grade-*"))
+    return found
+
+
+def test_a_grades_working_copies_go_on_a_memory_file_system_where_there_is_one(monkeypatch, no_run_folder):
+    if sys.platform.startswith("linux") and os.access("/dev/shm", os.W_OK | os.X_OK):
+        assert grading_area.area_parent() == "/dev/shm"
+    monkeypatch.setattr(grading_area.os, "access", lambda path, mode: False)
+    assert grading_area.area_parent() is None  # the system's temporary folder
+
+
+def test_the_run_folder_named_by_the_starting_process_comes_first(tmp_path, monkeypatch, no_run_folder):
+    system = grading_area.system_parent()
+    monkeypatch.setenv(grading_area.RUN_FOLDER_ENV, str(tmp_path))
+    assert grading_area.area_parent() == str(tmp_path)
+    for unusable in ("relative/folder", str(tmp_path / "gone"), ""):
+        monkeypatch.setenv(grading_area.RUN_FOLDER_ENV, unusable)
+        assert grading_area.area_parent() == system, unusable
+    monkeypatch.setenv(grading_area.RUN_FOLDER_ENV, str(tmp_path))
+    with grading_area.areas_of_this_run() as own:  # a class's judge: its own folder inside
+        assert grading_area.area_parent() == own and pathlib.Path(own).parent == tmp_path
+    assert grading_area.area_parent() == str(tmp_path) and not pathlib.Path(own).exists()
+
+
+def test_a_run_folder_is_traversable_not_listable_and_goes_with_what_it_holds(tmp_path, monkeypatch,
+                                                                                no_run_folder):
+    monkeypatch.setenv(grading_area.RUN_FOLDER_ENV, str(tmp_path))
+    with grading_area.run_folder() as folder:
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o711
+        locked = pathlib.Path(folder) / "amp-grade-x" / "scratch"
+        locked.mkdir(parents=True)
+        (locked / "file").write_text("left by a box", encoding="utf-8")
+        locked.chmod(0)  # what a hostile box may leave in a scratch folder
+    assert not pathlib.Path(folder).exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked grading processes")
+def test_forked_grading_processes_inherit_the_run_folder(no_run_folder):
+    with grading_area.areas_of_this_run() as folder:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(write, str(grading_area.area_parent()).encode())
+            os._exit(0)
+        os.close(write)
+        os.waitpid(pid, 0)
+        with os.fdopen(read) as answer:
+            assert answer.read() == folder
+
+
+def _judge_of(cli_pid, timeout=60.0):
+    """The grading process (B) started by the command line ``cli_pid``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                    parent = int(handle.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    command = handle.read()
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent == cli_pid and b"judge_process" in command:
+                return int(entry)
+        time.sleep(0.05)
+    raise AssertionError("no grading process appeared")
+
+
+@pytest.mark.hostile
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+def test_a_grade_whose_judge_is_killed_outright_leaves_no_working_copy(tmp_path, no_run_folder):
+    """SIGKILL gives the grading process no chance to clean up: the command line,
+    which outlives it, removes the run's folder with the student's copies in it."""
+    parent = grading_area.system_parent() or tempfile.gettempdir()
+    before = _copies(parent)
+    folder = make_submission(tmp_path / "sub", {"amp_update": "while True:\n    pass\n"})
+    cli = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "--submission", str(folder),
+                            "--results", str(tmp_path / "results.json"), "--quiet"],
+                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        judge = _judge_of(cli.pid)
+        deadline = time.monotonic() + 60
+        while not _new_areas(parent, before):
+            assert time.monotonic() < deadline, "the grade never made its working copies"
+            time.sleep(0.05)
+        os.kill(judge, signal.SIGKILL)
+        _, errors = cli.communicate(timeout=60)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
+    assert cli.returncode != 0 and b"grading process" in errors, errors[-2000:]
+    assert _copies(parent) <= before
