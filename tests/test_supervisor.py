@@ -36,17 +36,23 @@ def _alive(pid):
         return False
 
 
-def test_the_worker_is_the_zygotes_child_and_takes_everything_with_it(tmp_path):
+def _specs(tmp_path, overrides=None):
+    """The boxes' specs of a submission taken into a grading area, with a uid of its own."""
     from autograder.intake import submission
+
+    make_submission(tmp_path / "sub", overrides)
+    uid = uids.allocate(1)[0]
+    (tmp_path / "area").mkdir()
+    return submission.take(tmp_path / "sub", tmp_path / "area", uid, uid)[0]
+
+
+def test_the_worker_is_the_zygotes_child_and_takes_everything_with_it(tmp_path):
     from autograder.sandbox.boxes import start_boxes
     from autograder.sandbox.client import Limits, Sandbox
 
-    make_submission(tmp_path / "sub", {"amp_update": FORKER})
     boxes = start_boxes()
     try:
-        uid = uids.allocate(1)[0]
-        (tmp_path / "area").mkdir()
-        specs, _ = submission.take(tmp_path / "sub", tmp_path / "area", uid, uid)
+        specs = _specs(tmp_path, {"amp_update": FORKER})
         sandbox = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
         outcome = sandbox.call("unscale_gradients", [], 1.0)
         assert outcome.ok, outcome.error
@@ -99,3 +105,44 @@ def test_a_judge_that_dies_takes_its_boxes_with_it(tmp_path):
     assert not _alive(worker) and not _alive(zygote)
     assert not uids.processes_of(uid)
     boxes.process.wait(timeout=5)
+
+
+def test_a_zygote_out_of_descriptors_refuses_that_box_and_keeps_serving(tmp_path):
+    """The zygote's next box needs new descriptors (a pipe, a pidfd, the cgroup's
+    process list); with none left that one box fails with the reason, nothing of
+    it is left behind, and the zygote forks the next box as before."""
+    import resource
+
+    from autograder.sandbox.boxes import start_boxes
+    from autograder.sandbox.client import Limits, Sandbox
+
+    boxes = start_boxes()
+    try:
+        specs = _specs(tmp_path)
+        first = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
+        assert first.call("global_grad_norm", []).ok  # the zygote is up and idle
+        first.close()
+        zygote = boxes.process.pid
+        time.sleep(0.2)
+        with open(f"/proc/{zygote}/task/{zygote}/children", encoding="ascii") as children:
+            children_before = set(children.read().split())
+        held = len(os.listdir(f"/proc/{zygote}/fd"))
+        limit = resource.prlimit(zygote, resource.RLIMIT_NOFILE)
+        resource.prlimit(zygote, resource.RLIMIT_NOFILE, (held + 3, limit[1]))  # the request's three only
+        try:
+            starved = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
+            outcome = starved.call("global_grad_norm", [])
+        finally:
+            resource.prlimit(zygote, resource.RLIMIT_NOFILE, limit)
+        assert not outcome.ok and outcome.error.kind == "sandbox"
+        assert "could not start a box" in outcome.error.message, outcome.error.message
+        assert boxes.process.poll() is None  # the zygote lives on
+        assert len(os.listdir(f"/proc/{zygote}/fd")) == held  # it holds nothing of that box
+        with open(f"/proc/{zygote}/task/{zygote}/children", encoding="ascii") as children:
+            assert set(children.read().split()) <= children_before
+        again = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
+        assert again.call("global_grad_norm", []).ok
+        again.close()
+        starved.close()
+    finally:
+        boxes.close()

@@ -61,6 +61,8 @@ class Box:
 
     def wait_ready(self, timeout):
         message = _recv_json(self.keeper, timeout)
+        if message is not None and isinstance(message.get("error"), str):  # the zygote could not make it
+            raise BoxError(f"the grader could not start a box here: {message['error'][:200]}")
         if message is None or "pid" not in message:
             raise BoxError("the box keeper did not answer")
         self.pid = message["pid"]

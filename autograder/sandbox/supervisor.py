@@ -19,6 +19,7 @@ student. As root the zygote does the same work from its event loop instead:
 Without root a box needs a user namespace, which the zygote could not leave
 again: there every box keeps its keeper.
 """
+import contextlib
 import json
 import os
 import signal
@@ -134,7 +135,9 @@ class KeptBox:
 def fork_box(config, worker_sock, keeper_sock, log_fd, channels):
     """(The zygote) Fork the worker of ``config`` in a PID namespace of its own and
     return its :class:`KeptBox` (None where no PID namespace can be made: a keeper
-    then does what it can); the worker never returns from here."""
+    then does what it can); the worker never returns from here. Raises OSError,
+    with nothing of the box left behind, when the zygote is out of processes or
+    descriptors; the caller still owns the sockets and ``log_fd`` then."""
     global _own_pid_namespace
     try:
         if _own_pid_namespace is None:
@@ -142,27 +145,57 @@ def fork_box(config, worker_sock, keeper_sock, log_fd, channels):
         namespaces.unshare(namespaces.CLONE_NEWPID)  # for the next child only
     except OSError:
         return None  # no PID namespace here: a keeper does what it can instead
+    cgroup, report_r, report_w, pid = None, None, None, -1
     try:
-        cgroup, cgroup_problem = box_cgroup(config)
-        box.bounds_in_words(config, cgroup)
-        problems = [cgroup_problem] if cgroup_problem else []
-        report_r, report_w = os.pipe()
-        pid = os.fork()
-    finally:
-        if os.getpid() != 1:  # the zygote: its next children are its own again
-            namespaces.setns(_own_pid_namespace, namespaces.CLONE_NEWPID)
+        try:
+            cgroup, cgroup_problem = box_cgroup(config)
+            box.bounds_in_words(config, cgroup)
+            problems = [cgroup_problem] if cgroup_problem else []
+            report_r, report_w = os.pipe()
+            pid = os.fork()
+        finally:
+            if pid != 0:  # the zygote: its next children are its own again
+                namespaces.setns(_own_pid_namespace, namespaces.CLONE_NEWPID)
+    except OSError:
+        _undo_box(pid, cgroup, report_r, report_w)
+        raise
     if pid == 0:
-        for other in channels:
-            other.close()
-        keeper_sock.close()
-        os.close(report_r)
+        try:
+            for other in channels:
+                other.close()
+            keeper_sock.close()
+            os.close(report_r)
+        except BaseException:  # noqa: B036 - never back into the zygote's loop
+            os._exit(box.EXIT_CONFINEMENT_FAILED)
         start_worker(config, cgroup, worker_sock, log_fd, report_w, problems)  # never returns
-    os.close(report_w)
+    try:
+        os.close(report_w)
+        report_w = None
+        if cgroup is not None:
+            cgroup.watch()
+        kept = KeptBox(pid, keeper_sock, report_r, cgroup)
+    except OSError:
+        _undo_box(pid, cgroup, report_r, report_w)
+        raise
     worker_sock.close()
     os.close(log_fd)
+    return kept
+
+
+def _undo_box(pid, cgroup, *fds):
+    """A box that could not be kept: its worker (if forked) killed and reaped, its
+    cgroup removed, its descriptors closed."""
+    if pid > 0:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
     if cgroup is not None:
-        cgroup.watch()
-    return KeptBox(pid, keeper_sock, report_r, cgroup)
+        cgroup.leave_and_remove()
+    for fd in fds:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def start_worker(config, cgroup, worker_sock, log_fd, report_w, problems):

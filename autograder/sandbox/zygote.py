@@ -18,6 +18,7 @@ file descriptors attached where noted:
 
 It exits when its first channel closes.
 """
+import contextlib
 import json
 import os
 import select
@@ -169,7 +170,7 @@ def _shut_down(boxes, keepers, timeout=10.0):
 
 
 def serve(first):
-    from autograder.sandbox import box as keeper, supervisor
+    from autograder.sandbox import supervisor
 
     channels = [first]
     boxes = []       # supervisor.KeptBox: the boxes this process keeps itself (as root)
@@ -219,26 +220,48 @@ def serve(first):
                 _reply(channel, {"ok": True})
                 config = request.get("config", {})
                 worker_sock, keeper_sock = socket.socket(fileno=fds[0]), socket.socket(fileno=fds[1])
-                kept = supervisor.fork_box(config, worker_sock, keeper_sock, fds[2], channels) \
-                    if supervisor.applies(config) else None
-                if kept is not None:
-                    boxes.append(kept)
-                else:
-                    pid = os.fork()
-                    if pid == 0:
-                        for other in channels:
-                            other.close()
-                        _close_all([fd if isinstance(fd, int) else fd.detach() for box in boxes
-                                    for fd in box.fds()])
-                        keeper.keeper_main(config, worker_sock, keeper_sock, fds[2])
-                    keepers.add(pid)
-                    _close_all([fds[2]])
-                    worker_sock.close()
-                    keeper_sock.close()
+                try:
+                    kept = supervisor.fork_box(config, worker_sock, keeper_sock, fds[2], channels) \
+                        if supervisor.applies(config) else None
+                    if kept is None:
+                        keepers.add(_fork_keeper(config, worker_sock, keeper_sock, fds[2], channels, boxes))
+                    else:
+                        boxes.append(kept)
+                except OSError as exc:  # out of processes or descriptors: this box fails, the zygote goes on
+                    _refuse_box(worker_sock, keeper_sock, fds[2], exc)
             else:
                 _close_all(fds)
                 _reply(channel, {"ok": False, "error": f"unknown request {op!r}"})
         boxes = [box for box in boxes if not box.done]
+
+
+def _fork_keeper(config, worker_sock, keeper_sock, log_fd, channels, boxes):
+    """A keeper process for a box this process does not keep itself; returns its pid."""
+    from autograder.sandbox import box as keeper
+
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for other in channels:
+                other.close()
+            _close_all([fd if isinstance(fd, int) else fd.detach() for box in boxes for fd in box.fds()])
+            keeper.keeper_main(config, worker_sock, keeper_sock, log_fd)
+        finally:
+            os._exit(keeper.EXIT_CONFINEMENT_FAILED)  # never back into this loop
+    _close_all([log_fd])
+    worker_sock.close()
+    keeper_sock.close()
+    return pid
+
+
+def _refuse_box(worker_sock, keeper_sock, log_fd, exc):
+    """Tell the judge why its box could not be made (it reads its keeper socket), and
+    let go of what the box would have had."""
+    with contextlib.suppress(OSError):
+        keeper_sock.send(json.dumps({"error": f"{exc.strerror or exc}"[:200]}).encode())
+    _close_all([log_fd])
+    worker_sock.close()
+    keeper_sock.close()
 
 
 def _become_zygote():
