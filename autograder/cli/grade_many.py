@@ -14,6 +14,7 @@ arguments and wires them together.
 """
 import collections
 import contextlib
+import os
 import pathlib
 import shutil
 import sys
@@ -188,6 +189,7 @@ def _grade_many(args):
     interrupted = False
     # Exported commits live here until similarity has read them (never in the student's folder).
     def meanwhile():  # while the judge process grades (after it, where there is none)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as in the judge: no spinning BLAS threads
         run_similarity(args, output_dir, info.get("submissions", {}), shard, warnings)
         for module in ("autograder.class_reports.write", "autograder.class_reports.charts", "matplotlib.pyplot"):
             with contextlib.suppress(ImportError):  # the class report's, ready when the grades are

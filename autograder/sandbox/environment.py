@@ -4,7 +4,7 @@ import os
 import sys
 
 SAFE_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "SYSTEMDRIVE",
-                    "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                     "AUTOGRADER_ASSIGNMENT")  # a package name: which assignment's worker side
 
 # A process that forks boxes holds ~150 MiB of torch's heap: on huge pages its
@@ -23,6 +23,10 @@ def forking_environment(environ=None):
     """The scrubbed environment of a fresh interpreter that forks boxes (a zygote,
     a judge process). Workers drop the tunable with everything else."""
     env = scrubbed_environment(environ)
+    # numpy's OpenBLAS would otherwise start a thread per CPU in the judge and the
+    # zygote (torch imports numpy), threads that spin after each call and are torn
+    # down before every fork; grading's arrays are tiny, and torch keeps to one thread.
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
     if sys.platform.startswith("linux"):
         env["GLIBC_TUNABLES"] = HUGE_PAGES_MALLOC
     return env
