@@ -156,3 +156,28 @@ def test_originals_in_the_zygotes_frozen_heap_refuse_too():
     outcomes = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcomes, "no scaler function survived to be tried"
     assert set(outcomes.values()) == {"DelegationRefused"}, outcomes
+
+
+PREPARED_ZYGOTE = '''
+import json, torch
+from autograder.sandbox import zygote
+zygote._preload()                       # the guard prepares here, once for all its workers
+from autograder.assignment.hand_built import scaler_guard
+print(json.dumps({"prepared": scaler_guard._PREPARED is not None and bool(scaler_guard._PREPARED[1]),
+                  "scaled": torch.amp.GradScaler("cpu", init_scale=4.0).scale(torch.ones(1)).item()}))
+'''
+
+
+def test_the_zygote_prepares_the_guard_but_keeps_the_real_gradscaler():
+    """What the guard finds once in the zygote changes nothing there: the other
+    modules' workers, forked from it too, use the real GradScaler."""
+    import json
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    done = subprocess.run([sys.executable, "-c", PREPARED_ZYGOTE], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"prepared": True, "scaled": 4.0}

@@ -5,7 +5,8 @@ here may hold an expected value: it lives in the same memory as student code.
 * ``SCENARIOS``: scenario name -> runner(student_module, spec);
 * ``GUARDS``: module -> a guard the worker installs before importing it. A
   guard has ``install()``, ``SEEN`` (what it refused, reported to the judge)
-  and ``source_files()`` (files the box's root shows empty).
+  and ``source_files()`` (files the box's root shows empty), and may have
+  ``prepare()``, which the zygote calls once after its imports.
 """
 from autograder.assignment import scenarios
 from autograder.assignment.hand_built import scaler_guard

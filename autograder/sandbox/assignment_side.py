@@ -13,8 +13,12 @@ def _module():
 
 
 def load():
-    """Import everything now (the zygote does, while grader files can still be read)."""
-    _module()
+    """Import everything now (the zygote does, while grader files can still be read),
+    and let each guard prepare what all its workers would otherwise each look up."""
+    module = _module()
+    for guard_module in (getattr(module, "GUARDS", {}) if module is not None else {}).values():
+        if hasattr(guard_module, "prepare"):
+            guard_module.prepare()
 
 
 def scenario(name):

@@ -17,6 +17,7 @@ answer; the judge takes Module 2's points away and says why. Installed before
 the student's module is imported.
 """
 import ctypes
+import functools
 import gc
 import glob
 import os
@@ -101,11 +102,10 @@ def _disable_operators():
             pass
 
 
-def _refusal_code(free_variables, what):
-    """A code object that calls :func:`_refusal` (recorded, then raised), with
-    ``free_variables`` cells so that it can replace the code of a closure. The
-    refusal travels as a constant of the code: the function's own globals (those
-    of PyTorch's module) are not needed."""
+@functools.cache
+def _refusal_template(free_variables):
+    """Code that calls a refusal held as its constant ``'_refusal_'``, with
+    ``free_variables`` cells so that it can replace the code of a closure."""
     names = [f"_cell{index}" for index in range(free_variables)]
     source = ("def _outer():\n" + "".join(f"    {name} = None\n" for name in names)
               + "    def _refused(*args, **kwargs):\n"
@@ -115,7 +115,15 @@ def _refusal_code(free_variables, what):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "'str' object is not callable": it is replaced below
         exec(compile(source, "<scaler_guard>", "exec"), namespace)  # noqa: S102 - our own text
-    code = namespace["_outer"]().__code__
+    return namespace["_outer"]().__code__
+
+
+def _refusal_code(free_variables, what):
+    """A code object that calls :func:`_refusal` (recorded, then raised), with
+    ``free_variables`` cells so that it can replace the code of a closure. The
+    refusal travels as a constant of the code: the function's own globals (those
+    of PyTorch's module) are not needed."""
+    code = _refusal_template(free_variables)
     refuse = _refusal(what)
     return code.replace(co_consts=tuple(refuse if const == "_refusal_" else const for const in code.co_consts))
 
@@ -149,27 +157,64 @@ def _reachable_from_modules(files):
     return found
 
 
+def _compiled_from(files, functions):
+    return [obj for obj in functions if obj.__code__.co_filename in files]
+
+
 def _neutralise_originals():
     """Every function object compiled from PyTorch's scaler sources -- the
     methods replaced above are still reachable where anything else holds them --
     gets code that refuses."""
-    files = {form for path in source_files() if path.endswith(".py")
-             for form in (path, os.path.realpath(path))}  # co_filename as imported: no realpath per object
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # isinstance() wakes deprecated lazy attributes
-        found = [obj for obj in gc.get_objects() if isinstance(obj, types.FunctionType)]
-        found += _reachable_from_modules(files)
+        if _PREPARED is not None:
+            files, found = _PREPARED[0], list(_PREPARED[1])
+        else:
+            files = _source_forms()
+            found = _compiled_from(files, _reachable_from_modules(files))
+        # and those made since the zygote froze its heap (gc sees only them)
+        found += _compiled_from(files, [obj for obj in gc.get_objects() if isinstance(obj, types.FunctionType)])
     for obj in found:
-        if obj.__code__.co_filename in files:
-            try:
-                obj.__code__ = _refusal_code(len(obj.__code__.co_freevars), f"{obj.__module__}.{obj.__qualname__}")
-            except (ValueError, TypeError):
-                pass
+        try:
+            obj.__code__ = _refusal_code(len(obj.__code__.co_freevars), f"{obj.__module__}.{obj.__qualname__}")
+        except (ValueError, TypeError):
+            pass
+
+
+def _source_forms():
+    """The scaler sources' paths as a code object names them (as imported, and real)."""
+    return frozenset(form for path in source_files() if path.endswith(".py")
+                     for form in (path, os.path.realpath(path)))
+
+
+_PREPARED = None  # (source forms, functions compiled from them), found once by prepare()
+_SOURCES = None
+
+
+def prepare():
+    """(The zygote, once, after its imports) What every loss_scaler worker would look
+    up again before its student code runs: the scaler sources on disk, the
+    functions compiled from them that the modules hold, and the refusal code for
+    each of their shapes. Nothing is changed here: the other workers keep the
+    real GradScaler."""
+    global _PREPARED, _SOURCES
+    _SOURCES = tuple(_find_source_files())
+    files = _source_forms()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        originals = _compiled_from(files, _reachable_from_modules(files))
+    for obj in originals:
+        _refusal_template(len(obj.__code__.co_freevars))
+    _PREPARED = (files, originals)
 
 
 def source_files():
     """PyTorch's scaler sources and their compiled caches: the loss_scaler box
     sees them empty, so no copy of GradScaler can be re-executed from disk."""
+    return list(_SOURCES) if _SOURCES is not None else _find_source_files()
+
+
+def _find_source_files():
     package = os.path.dirname(torch.__file__)
     found = []
     for folder in ("amp", "cuda/amp", "cpu/amp", "distributed/fsdp"):
