@@ -27,7 +27,10 @@ Refused (``EPERM``, so that honest libraries see an ordinary error):
 Calls of another architecture's ABI (32-bit calls on x86-64) kill the process
 (libseccomp's default for a foreign architecture).
 """
+import ctypes
 import errno
+import os
+import tempfile
 
 try:
     import pyseccomp as seccomp
@@ -56,11 +59,15 @@ def available():
     return seccomp is not None
 
 
-def install():
-    """Load the filter on this process (and everything it will start); returns a
-    line for the isolation report. Raises OSError when the kernel refuses it."""
-    if seccomp is None:
-        raise OSError(errno.ENOSYS, f"no libseccomp binding ({MISSING})")
+_COMPILED = None  # (the filter as BPF, its report line), compiled once by prepare()
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+
+
+class _SockFprog(ctypes.Structure):  # struct sock_fprog: the kernel reads 8-byte instructions
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _rules():
     refuse = seccomp.ERRNO(errno.EPERM)
     rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
     skipped = []
@@ -75,6 +82,48 @@ def install():
         rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     except (OSError, ValueError, RuntimeError):
         skipped.append("clone3")
-    rules.load()
     text = "seccomp: no new sockets, memfd, ptrace, bpf, mounts or namespaces"
-    return text + (f" (unknown here: {', '.join(skipped)})" if skipped else "")
+    return rules, text + (f" (unknown here: {', '.join(skipped)})" if skipped else "")
+
+
+def prepare():
+    """(The zygote, once) Compile the filter to BPF with libseccomp, so that each
+    box only loads it: building it again is most of what installing it costs."""
+    global _COMPILED
+    if seccomp is None:
+        return
+    rules, text = _rules()
+    with tempfile.TemporaryFile() as program:
+        rules.export_bpf(program)
+        program.seek(0)
+        _COMPILED = (program.read(), text)
+
+
+def compiled():
+    """The BPF program :func:`prepare` compiled, or None."""
+    return _COMPILED[0] if _COMPILED is not None else None
+
+
+def load_program(program):
+    """Load a compiled filter the way libseccomp's ``seccomp_load`` does with its
+    default attributes: no new privileges, then the filter, no flags."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    code = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(code, ctypes.c_void_p))
+    for args in ((_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), (_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)):
+        if libc.prctl(*args) != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, os.strerror(number))
+
+
+def install():
+    """Load the filter on this process (and everything it will start); returns a
+    line for the isolation report. Raises OSError when the kernel refuses it."""
+    if seccomp is None:
+        raise OSError(errno.ENOSYS, f"no libseccomp binding ({MISSING})")
+    if _COMPILED is not None:
+        load_program(_COMPILED[0])
+        return _COMPILED[1]
+    rules, text = _rules()
+    rules.load()
+    return text
