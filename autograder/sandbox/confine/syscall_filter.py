@@ -107,11 +107,13 @@ def compiled():
 def load_program(program):
     """Load a compiled filter the way libseccomp's ``seccomp_load`` does with its
     default attributes: no new privileges, then the filter, no flags."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # a handle of its own: argtypes set here only
+    prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
     code = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(code, ctypes.c_void_p))
-    for args in ((_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), (_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)):
-        if libc.prctl(*args) != 0:
+    address = ctypes.cast(ctypes.pointer(fprog), ctypes.c_void_p).value
+    for args in ((_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), (_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, address, 0, 0)):
+        if prctl(*args) != 0:
             number = ctypes.get_errno()
             raise OSError(number, os.strerror(number))
 
