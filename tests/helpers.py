@@ -2,6 +2,7 @@
 solutions with targeted edits, and grade them in-process."""
 import pathlib
 import shutil
+import signal
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
@@ -80,3 +81,9 @@ def said_once_per_module(outputs, *needles):
     order) read that way and the first holds every needle."""
     return bool(outputs) and all(needle in outputs[0] for needle in needles) \
         and all("could not be used" in output for output in outputs[1:])
+
+
+def interruptible():
+    """``preexec_fn`` for a command a test interrupts as a terminal's Ctrl-C would: SIGINT
+    at its default, whatever this test run inherited (a background job ignores it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

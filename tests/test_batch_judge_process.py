@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from helpers import ROOT, make_submission
+from helpers import ROOT, interruptible, make_submission
 
 ENDLESS = "def unscale_gradients(scaled_gradients, scale):\n    while True:\n        pass\n"
 
@@ -89,7 +89,7 @@ def test_an_interrupted_class_still_gets_its_report(tmp_path, how):
     batch = subprocess.Popen([sys.executable, "-m", "autograder", "grade-many", str(root), "-o", str(out),
                               "--jobs", "1", "--seed", "6", "--no-progress", "--visible-only", "--no-similarity"],
                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
+                             start_new_session=True, preexec_fn=interruptible)
     try:
         deadline = time.monotonic() + 300
         while not (out / "s2-endless" / "grader.log").exists() and time.monotonic() < deadline:

@@ -12,6 +12,7 @@ import pytest
 from autograder.cli import watch as cli_watch
 from autograder.judging.results import GradeReport
 from autograder.judging.results import TestResult as Result
+from helpers import interruptible
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -63,7 +64,8 @@ def test_a_save_regrades_and_ctrl_c_ends_every_process(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "autograder", "watch", "--submission", str(submission),
                                 "--results", str(tmp_path / "results.json"), "--lang", "en", "--quiet",
                                 "--visible-only", "--seed", "7"],
-                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               preexec_fn=interruptible)
     try:
         first = _read_until(process, "Watching", 1)
         assert "TOTAL" in first
