@@ -146,3 +146,31 @@ def test_a_zygote_out_of_descriptors_refuses_that_box_and_keeps_serving(tmp_path
         starved.close()
     finally:
         boxes.close()
+
+
+def test_a_report_written_just_before_the_worker_ends_is_kept():
+    """A probe box writes its report and exits at once: the zygote may see its end
+    before the report in the same round of its loop. The report still counts."""
+    import json
+    import socket
+
+    from autograder.sandbox.supervisor import KeptBox
+
+    report_r, report_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(report_w, json.dumps({"confined": True, "probe": "written"}).encode())
+        os._exit(0)
+    os.close(report_w)
+    judge, keeper = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    kept = KeptBox(pid, keeper, report_r, None)
+    try:
+        deadline = time.monotonic() + 10
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.01)  # ended, its report unread: both are ready now
+        assert kept.handle(kept.pidfd)  # the end first
+        ready = json.loads(judge.recv(65536).decode())
+        assert ready["pid"] == pid and ready["isolation"] == {"confined": True, "probe": "written"}
+        assert "exit" in json.loads(judge.recv(65536).decode())
+    finally:
+        judge.close()

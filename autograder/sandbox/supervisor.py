@@ -95,6 +95,21 @@ class KeptBox:
         if self.report_r is not None and now >= self.report_deadline:
             self._send_ready()
 
+    def _drain_report(self):
+        """What the worker wrote before it ended: its exit and its report can be seen
+        in the same round of the loop (a probe box writes, then exits at once)."""
+        if self.report_r is None:
+            return
+        os.set_blocking(self.report_r, False)
+        while True:
+            try:
+                chunk = os.read(self.report_r, 65536)
+            except OSError:  # BlockingIOError: a process of the box still holds the pipe
+                return
+            if not chunk:
+                return
+            self.report += chunk
+
     def _send_ready(self):
         if self.report_r is None:
             return
@@ -114,6 +129,7 @@ class KeptBox:
             ended = limits.describe_status(status)
         except ChildProcessError:
             ended = "exit status unknown"
+        self._drain_report()
         self._send_ready()
         if self.cgroup is not None:
             self.cgroup.leave_and_remove()
