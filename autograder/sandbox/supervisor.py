@@ -56,6 +56,7 @@ class KeptBox:
         self.pid = pid
         self.sock = keeper_sock
         self.report_r = report_r
+        os.set_blocking(report_r, False)  # read as far as it goes, in the loop and at the end
         self.report = bytearray()
         self.report_deadline = time.monotonic() + REPORT_TIMEOUT_S
         self.cgroup = cgroup
@@ -68,13 +69,7 @@ class KeptBox:
     def handle(self, fd):
         """Something is ready on ``fd``; True once the box is over."""
         if fd == self.report_r:
-            chunk = b""
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                pass
-            self.report += chunk
-            if not chunk:
+            if self._read_report():
                 self._send_ready()
         elif fd is self.sock:
             try:
@@ -95,19 +90,18 @@ class KeptBox:
         if self.report_r is not None and now >= self.report_deadline:
             self._send_ready()
 
-    def _drain_report(self):
-        """What the worker wrote before it ended: its exit and its report can be seen
-        in the same round of the loop (a probe box writes, then exits at once)."""
-        if self.report_r is None:
-            return
-        os.set_blocking(self.report_r, False)
+    def _read_report(self):
+        """Read what the worker wrote so far; True once the pipe has ended (EOF or an
+        error), False while a process of the box may still write to it."""
         while True:
             try:
                 chunk = os.read(self.report_r, 65536)
-            except OSError:  # BlockingIOError: a process of the box still holds the pipe
-                return
+            except BlockingIOError:
+                return False
+            except OSError:
+                return True
             if not chunk:
-                return
+                return True
             self.report += chunk
 
     def _send_ready(self):
@@ -129,7 +123,8 @@ class KeptBox:
             ended = limits.describe_status(status)
         except ChildProcessError:
             ended = "exit status unknown"
-        self._drain_report()
+        if self.report_r is not None:  # its exit and its report can come in the same round
+            self._read_report()        # of the loop (a probe box writes, then exits at once)
         self._send_ready()
         if self.cgroup is not None:
             self.cgroup.leave_and_remove()
