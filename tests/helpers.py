@@ -1,5 +1,7 @@
 """Shared helpers for the project's tests: build submissions from the reference
-solutions with targeted edits, and grade them in-process."""
+solutions with targeted edits, grade them in-process, and look at the processes
+a command left."""
+import os
 import pathlib
 import shutil
 import signal
@@ -87,3 +89,17 @@ def interruptible():
     """``preexec_fn`` for a command a test interrupts as a terminal's Ctrl-C would: SIGINT
     at its default, whatever this test run inherited (a background job ignores it)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def children_of(pid):
+    """The processes whose parent is ``pid`` (Linux: read from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found

@@ -12,23 +12,9 @@ import time
 
 import pytest
 
-from helpers import ROOT, interruptible, make_submission
+from helpers import ROOT, children_of, interruptible, make_submission
 
 ENDLESS = "def unscale_gradients(scaled_gradients, scale):\n    while True:\n        pass\n"
-
-
-def _children(pid):
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-                if int(fields[1]) == pid:
-                    found.append(int(entry))
-            except (OSError, ValueError, IndexError):
-                continue
-    return found
 
 
 def _alive(pid):
@@ -67,7 +53,7 @@ def test_the_judge_process_holds_nothing_of_the_command_line(tmp_path):
     try:
         deadline, seen = time.monotonic() + 120, []
         while time.monotonic() < deadline and batch.poll() is None:
-            seen = [pathlib.Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _children(batch.pid)]
+            seen = [pathlib.Path(f"/proc/{pid}/cmdline").read_bytes() for pid in children_of(batch.pid)]
             if any(b"class_judge" in line for line in seen):
                 break
             time.sleep(0.05)
@@ -95,8 +81,8 @@ def test_an_interrupted_class_still_gets_its_report(tmp_path, how):
         while not (out / "s2-endless" / "grader.log").exists() and time.monotonic() < deadline:
             time.sleep(0.05)  # s1 is graded, s2's grading child has started
         time.sleep(1.0)  # its endless call runs
-        family = _children(batch.pid)
-        family += [grandchild for pid in family for grandchild in _children(pid)]
+        family = children_of(batch.pid)
+        family += [grandchild for pid in family for grandchild in children_of(pid)]
         if how == "sigterm":
             batch.send_signal(signal.SIGTERM)
         else:  # a terminal's Ctrl-C reaches the whole foreground group

@@ -1,5 +1,7 @@
 """Where grades keep their working copies (autograder/judging/grading_area.py), and
-that nothing is left there when a grading process is killed outright."""
+that nothing is left there when a grading process is killed outright or its command line
+is ended by SIGTERM or SIGHUP."""
+import contextlib
 import os
 import pathlib
 import signal
@@ -12,7 +14,7 @@ import time
 import pytest
 
 from autograder.judging import grading_area
-from helpers import ROOT, make_submission
+from helpers import ROOT, children_of, make_submission
 
 
 @pytest.fixture
@@ -22,7 +24,14 @@ def no_run_folder(monkeypatch):
 
 
 def _copies(parent):
-    return {path.name for pattern in ("amp-grade-*", "amp-areas-*") for path in pathlib.Path(parent).glob(pattern)}
+    """This user's grading folders in ``parent`` (another user's test run may share the machine)."""
+    found = set()
+    for pattern in ("amp-grade-*", "amp-areas-*"):
+        for path in pathlib.Path(parent).glob(pattern):
+            with contextlib.suppress(OSError):
+                if path.lstat().st_uid == os.getuid():
+                    found.add(path.name)
+    return found
 
 
 def _new_areas(parent, before):
@@ -100,28 +109,78 @@ def _judge_of(cli_pid, timeout=60.0):
     raise AssertionError("no grading process appeared")
 
 
-@pytest.mark.hostile
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
-def test_a_grade_whose_judge_is_killed_outright_leaves_no_working_copy(tmp_path, no_run_folder):
-    """SIGKILL gives the grading process no chance to clean up: the command line,
-    which outlives it, removes the run's folder with the student's copies in it."""
+def _alive(pids, timeout=20.0):
+    """Which of ``pids`` are still running (not zombies) after up to ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = []
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+                    if handle.read().rsplit(")", 1)[1].split()[0] != "Z":
+                        alive.append(pid)
+            except OSError:
+                pass
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
+
+
+def _end_mid_grade(command, tmp_path, end):
+    """Start ``command`` on a submission that never finishes; once the grade has made
+    its working copies, call ``end(cli_pid, judge_pid)``. Returns (exit code, output,
+    the judge and its zygote if still running, working copies left)."""
     parent = grading_area.system_parent() or tempfile.gettempdir()
     before = _copies(parent)
     folder = make_submission(tmp_path / "sub", {"amp_update": "while True:\n    pass\n"})
-    cli = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "--submission", str(folder),
-                            "--results", str(tmp_path / "results.json"), "--quiet"],
-                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    cli = subprocess.Popen([sys.executable, "-m", "autograder", *command, "--submission", str(folder),
+                            "--results", str(tmp_path / "results.json"), "--quiet", "--lang", "en"],
+                           cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         judge = _judge_of(cli.pid)
         deadline = time.monotonic() + 60
         while not _new_areas(parent, before):
             assert time.monotonic() < deadline, "the grade never made its working copies"
             time.sleep(0.05)
-        os.kill(judge, signal.SIGKILL)
-        _, errors = cli.communicate(timeout=60)
+        tree = [judge] + children_of(judge)  # the judge and its zygote
+        end(cli.pid, judge)
+        output, _ = cli.communicate(timeout=90)
     finally:
         if cli.poll() is None:
             cli.kill()
             cli.wait()
-    assert cli.returncode != 0 and b"grading process" in errors, errors[-2000:]
-    assert _copies(parent) <= before
+    return cli.returncode, output.decode("utf-8", "replace"), _alive(tree), _copies(parent) - before
+
+
+@pytest.mark.hostile
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+def test_a_grade_whose_judge_is_killed_outright_leaves_no_working_copy(tmp_path, no_run_folder):
+    """SIGKILL gives the grading process no chance to clean up: the command line,
+    which outlives it, removes the run's folder with the student's copies in it."""
+    code, output, _, copies = _end_mid_grade(["grade"], tmp_path, lambda cli, judge: os.kill(judge, signal.SIGKILL))
+    assert code != 0 and "grading process" in output, output[-2000:]
+    assert not copies, copies
+
+
+@pytest.mark.hostile
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_grade_ended_by_sigterm_or_sighup_stops_its_judge_and_leaves_no_working_copy(tmp_path, no_run_folder,
+                                                                                      signum):
+    """The signal reaches the command line alone (as from kill, a cancelled CI job or a
+    closed terminal): it stops the judge, which closes its boxes, before it removes the
+    run's folder, and says the grade was interrupted."""
+    code, output, left, copies = _end_mid_grade(["grade"], tmp_path, lambda cli, judge: os.kill(cli, signum))
+    assert code == 130 and "Interrupted: the grade was stopped" in output, output[-2000:]
+    assert not left, f"still running: {left}"
+    assert not copies, copies
+    assert not (tmp_path / "results.json").exists()
+
+
+@pytest.mark.hostile
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+def test_watch_ended_by_sigterm_mid_grade_stops_its_judge_and_leaves_no_working_copy(tmp_path, no_run_folder):
+    code, output, left, copies = _end_mid_grade(["watch"], tmp_path, lambda cli, judge: os.kill(cli, signal.SIGTERM))
+    assert code == 0 and "Stopped watching." in output, output[-2000:]
+    assert not left, f"still running: {left}"
+    assert not copies, copies

@@ -16,20 +16,19 @@ Meanwhile A, which never imports torch, has the other CPU to itself: it runs
 ``meanwhile()`` (the similarity check and the class report's imports) while B
 loads. Progress comes back on a pipe, one JSON line per finished job, and A
 draws the bar; each job's row (status, reason, seconds) comes back in a file of
-A's private folder. Ctrl-C or SIGTERM reaches B, which stops every child and
+A's private folder. Ctrl-C, SIGTERM or SIGHUP reaches B, which stops every child and
 still answers for every job; if B itself fails, every job it did not answer
 for is a crashed row, and the report is written all the same.
 """
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 
 from autograder import locations
 from autograder.batch.jobs import CRASHED, OK, BatchInterrupted, UsageError
+from autograder.judge_process import interrupts
 from autograder.judging import grading_area
 
 PACKAGE_ROOT = str(locations.REPO_ROOT)
@@ -116,36 +115,26 @@ def _unanswered(job, code):
 
 def _run(process, job, progress_r, bar, meanwhile):
     """Hand B its job, run ``meanwhile`` and draw progress until B ends; True when
-    interrupted here (Ctrl-C or SIGTERM, passed on to B)."""
-    def stop(signum, _frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, stop)
+    interrupted here (Ctrl-C, SIGTERM or SIGHUP, passed on to B)."""
     interrupted = False
     try:
-        try:
-            process.stdin.write(json.dumps(job).encode())
-            process.stdin.close()
-        except OSError:
-            pass
-        if meanwhile is not None:
-            meanwhile()
-        with os.fdopen(progress_r, "rb", buffering=0) as progress:
-            progress_r = None
-            for line in _lines(progress):
-                _show(bar, line)
-        process.wait()
+        with interrupts.as_interrupt():
+            try:
+                process.stdin.write(json.dumps(job).encode())
+                process.stdin.close()
+            except OSError:
+                pass
+            if meanwhile is not None:
+                meanwhile()
+            with os.fdopen(progress_r, "rb", buffering=0) as progress:
+                progress_r = None
+                for line in _lines(progress):
+                    _show(bar, line)
+            process.wait()
     except KeyboardInterrupt:
         interrupted = True
-        with contextlib.suppress(OSError):
-            process.send_signal(signal.SIGTERM)  # B stops its children and answers for every job
-        try:
-            process.wait(timeout=STOP_WAIT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        interrupts.stop(process, STOP_WAIT_S)  # B stops its children and answers for every job
     finally:
-        signal.signal(signal.SIGTERM, previous)
         if progress_r is not None:
             os.close(progress_r)
     return interrupted

@@ -196,6 +196,9 @@ def run(args):
             report = grade_in_clean_process(submission, seed=args.seed, include_hidden=not args.visible_only,
                                             flags=tamper_flags(submission), lang=args.lang, modules=args.module,
                                             display_dir=display)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the judge and its boxes are gone already
+        warn(t("Interrupted: the grade was stopped before it finished and no results were written.", args.lang))
+        return 130
     except Exception as exc:  # the grader's own failure: still leave a result behind
         warn(traceback.format_exc())  # may quote student text: shown escaped
         report = _crash_report(display, args.seed, f"{type(exc).__name__}: {exc}", args.lang)

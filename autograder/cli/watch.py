@@ -85,12 +85,25 @@ def run(args):
         cli_grade.warn(usage_error)
         return 2
     cli_grade.preload_outputs()
+    from autograder.judge_process import interrupts
     from autograder.judge_process.saved_files import FolderWatch
-    from autograder.judge_process.watching import WatchJudge
 
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     watch = FolderWatch(submission)
-    judge = WatchJudge()
+    with interrupts.as_interrupt():  # SIGTERM or SIGHUP end the session as Ctrl-C does
+        _watch(watch, submission, seed, args, display)
+    sys.stdout.write(t("Stopped watching.", args.lang) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def _watch(watch, submission, seed, args, display):
+    from autograder.judge_process.watching import WatchJudge
+
+    try:
+        judge = WatchJudge()
+    except KeyboardInterrupt:
+        return
     previous, saved, started = None, [], time.monotonic()
     try:
         while True:
@@ -118,6 +131,3 @@ def run(args):
         pass
     finally:
         judge.close()
-    sys.stdout.write(t("Stopped watching.", args.lang) + "\n")
-    sys.stdout.flush()
-    return 0

@@ -13,19 +13,25 @@ process of the submission are gone.
 
 One torch import serves both the judge and the boxes: that is what keeps a
 grade close to the cost of ``import torch`` (benchmarks/bench_grade.py).
+
+Ctrl-C, SIGTERM or SIGHUP stop B first, which closes its boxes, and then A
+removes the folders the grade worked in (:mod:`autograder.judge_process.interrupts`).
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 
 from autograder import locations
+from autograder.judge_process import interrupts
 from autograder.judging import grading_area
 from autograder.judging.results import GradeReport
 
 PACKAGE_ROOT = str(locations.REPO_ROOT)
 MAX_REPORT_BYTES = 64 * 2**20
+STOP_WAIT_S = 30.0  # after an interrupt: B closes its boxes, then A removes their folders
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
          "from autograder.judge_process import grading; grading.main()")
 
@@ -46,8 +52,8 @@ def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", m
     """(A) Grade ``submission`` in a fresh grading process; returns its :class:`GradeReport`."""
     # The report comes back in a file of a private folder (portable; student
     # code can neither reach it nor the pipe the job goes through).
-    with tempfile.TemporaryDirectory(prefix="amp-grading-") as private, tempfile.TemporaryFile() as log, \
-            grading_area.run_folder() as areas:
+    with interrupts.as_interrupt(), tempfile.TemporaryDirectory(prefix="amp-grading-") as private, \
+            tempfile.TemporaryFile() as log, grading_area.run_folder() as areas:
         result_path = os.path.join(private, "report.json")
         job = {"submission": os.path.abspath(submission), "seed": seed, "include_hidden": include_hidden,
                "flags": list(flags or []), "result": result_path, "lang": lang,
@@ -58,11 +64,15 @@ def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", m
                                    stdin=subprocess.PIPE, stdout=log, stderr=log,
                                    env=grading_area.judge_environment(_environment(), areas), cwd=PACKAGE_ROOT)
         try:
-            process.stdin.write(json.dumps(job).encode())
-            process.stdin.close()
-        except OSError:
-            pass
-        code = process.wait()
+            try:
+                process.stdin.write(json.dumps(job).encode())
+                process.stdin.close()
+            except OSError:
+                pass
+            code = process.wait()
+        except KeyboardInterrupt:
+            interrupts.stop(process, STOP_WAIT_S)  # its boxes are gone before their folders
+            raise
         data = b""
         if os.path.exists(result_path):
             with open(result_path, "rb") as result:
@@ -83,11 +93,12 @@ def main():
     if sys.platform.startswith("linux"):
         from autograder.sandbox.confine import namespaces
 
-        namespaces.die_with_parent()  # the command line's Ctrl-C or death ends the grade
+        namespaces.die_with_parent(signal.SIGTERM)  # the command line gone: stop, as on Ctrl-C
     del sys.argv[1:]
     from autograder.sandbox import boxes as box_factories
 
     boxes = box_factories.fork_zygote_here() if box_factories.use_zygote() else box_factories.SpawnBoxes()
+    interrupts.interrupt_once_on_sigterm()  # the zygote, forked already, keeps SIGTERM's default
     code = 1
     try:
         job = json.loads(sys.stdin.buffer.read(1 << 20).decode())
@@ -101,6 +112,7 @@ def main():
             result.write(json.dumps(data, allow_nan=False).encode())
         code = 0
     finally:
+        interrupts.ignore_sigterm()
         boxes.close()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()

@@ -10,19 +10,23 @@ grade, with its own uid, confinement and isolation report, exactly like
 ``grade``; the suites are collected once for the session
 (:func:`autograder.judging.suites.kept_collected`). Each report comes back in a file of A's private folder.
 
-B ends when its standard input closes, on Ctrl-C, or when A dies; its zygote
-runs in a session of its own and ends when B's channel to it closes.
+B ends when its standard input closes, on Ctrl-C, on SIGTERM (A's SIGTERM or
+SIGHUP, passed on) or when A dies; its zygote runs in a session of its own and
+ends when B's channel to it closes.
 """
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
 
-from autograder.judge_process.grading import MAX_REPORT_BYTES, PACKAGE_ROOT, GradingFailed, _environment
+from autograder.judge_process import interrupts
+from autograder.judge_process.grading import (MAX_REPORT_BYTES, PACKAGE_ROOT, STOP_WAIT_S, GradingFailed,
+                                              _environment)
 from autograder.judging import grading_area
 from autograder.judging.results import GradeReport
 
@@ -79,8 +83,10 @@ class WatchJudge:
         except (ValueError, TypeError, AttributeError) as exc:
             raise GradingFailed(f"the grading process sent an unreadable report ({exc})") from None
 
-    def close(self, timeout=5.0):
-        """End B (and with it its zygote and boxes); never leaves it running."""
+    def close(self, timeout=1.0):
+        """End B (and with it its zygote and boxes), then remove what its grades
+        worked in; never leaves it running. B between grades ends when its input
+        closes; in the middle of one it is stopped as on Ctrl-C."""
         try:
             self.process.stdin.close()
         except OSError:
@@ -88,8 +94,7 @@ class WatchJudge:
         try:
             self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+            interrupts.stop(self.process, STOP_WAIT_S)
         self._log.close()
         self._private.cleanup()
         self._areas.cleanup()
@@ -122,11 +127,12 @@ def main():
     if sys.platform.startswith("linux"):
         from autograder.sandbox.confine import namespaces
 
-        namespaces.die_with_parent()
+        namespaces.die_with_parent(signal.SIGTERM)  # the command line gone: stop, as on Ctrl-C
     del sys.argv[1:]
     from autograder.sandbox import boxes as box_factories
 
     boxes = box_factories.fork_zygote_here() if box_factories.use_zygote() else box_factories.SpawnBoxes()
+    interrupts.interrupt_once_on_sigterm()  # the zygote, forked already, keeps SIGTERM's default
     try:
         from autograder.judging import suites
 
@@ -137,6 +143,7 @@ def main():
     except KeyboardInterrupt:
         pass
     finally:
+        interrupts.ignore_sigterm()
         boxes.close()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()

@@ -1,0 +1,64 @@
+"""Ending a grade the way Ctrl-C ends it, whatever ended its command line.
+
+A terminal's Ctrl-C reaches every process of the foreground group, so the
+judge process (B) stops its boxes while the command line (A) waits for it.
+SIGTERM (``kill``, a cancelled CI job) and SIGHUP (a closed terminal) reach A
+alone: A turns them into the same interrupt, asks B to stop with SIGTERM, waits
+for it, and only then removes the folders B's grades worked in. B turns
+SIGTERM into the same interrupt, once (its clean-up must not be cut short), and
+gets SIGTERM as well when A dies outright (``die_with_parent``).
+"""
+import contextlib
+import signal
+import subprocess
+import threading
+
+STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+def _interrupt(signum, _frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def as_interrupt(names=STOP_SIGNALS):
+    """(A) While this lasts, SIGTERM and SIGHUP raise KeyboardInterrupt as Ctrl-C
+    does (in the main thread; elsewhere signals cannot be handled and nothing changes)."""
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in names:
+            if hasattr(signal, name):
+                number = getattr(signal, name)
+                previous[number] = signal.signal(number, _interrupt)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def interrupt_once_on_sigterm():
+    """(B) The first SIGTERM raises KeyboardInterrupt; later ones are ignored, so the
+    clean-up that interrupt starts runs to its end."""
+    def once(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _interrupt(signum, frame)
+
+    signal.signal(signal.SIGTERM, once)
+
+
+def ignore_sigterm():
+    """(B) From here on (its clean-up) SIGTERM is ignored."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def stop(process, wait_s):
+    """(A) Ask judge process ``process`` to stop as on Ctrl-C and wait for it;
+    killed past ``wait_s`` seconds."""
+    with contextlib.suppress(OSError):
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
