@@ -2,6 +2,7 @@
 may read, how box reports combine, uids for students."""
 import contextlib
 import os
+import subprocess
 import sys
 import time
 
@@ -124,6 +125,65 @@ def test_a_box_cgroup_lists_its_members():
     if os.waitstatus_to_exitcode(status) == 3:
         pytest.skip("no writable cgroup hierarchy here")
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def _dead_pid():
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_stale_box_cgroups_go_and_live_or_young_ones_stay(tmp_path):
+    """A stand-in cgroup tree: the kernel's refusal to remove a cgroup that holds a
+    process is a folder that holds a file here."""
+    from autograder.sandbox.confine import cgroups
+
+    dead, now = _dead_pid(), time.time()
+    for hierarchy in ("memory", "pids"):
+        (tmp_path / hierarchy).mkdir()
+    made = {
+        "stale": tmp_path / "memory" / f"amp-box-{dead}-1",
+        "stale_v2": tmp_path / f"amp-box-{dead}",
+        "maker_alive": tmp_path / "pids" / f"amp-box-{os.getpid()}-2",
+        "young": tmp_path / "pids" / f"amp-box-{dead}-3",
+        "busy": tmp_path / "memory" / f"amp-box-{dead}-4",
+        "not_ours": tmp_path / "memory" / f"other-{dead}",
+    }
+    for name, path in made.items():
+        path.mkdir()
+        if name != "young":
+            os.utime(path, (now - 2 * cgroups.STALE_AFTER_S,) * 2)
+    (made["busy"] / "cgroup.procs").write_text("1234\n")
+    os.utime(made["busy"], (now - 2 * cgroups.STALE_AFTER_S,) * 2)
+    removed = cgroups.remove_stale(now=now, root=str(tmp_path))
+    assert sorted(removed) == sorted([str(made["stale"]), str(made["stale_v2"])])
+    assert all(made[name].exists() for name in ("maker_alive", "young", "busy", "not_ours"))
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir("/sys/fs/cgroup"), reason="cgroups need root")
+def test_a_real_stale_box_cgroup_goes_and_one_holding_a_process_stays():
+    """Decoy cgroups made by this test, named after a process that has ended."""
+    from autograder.sandbox.confine import cgroups
+
+    dead = _dead_pid()
+    empty, problem = cgroups.box_cgroup(f"amp-box-{dead}-decoy-empty", 2**30, 16, join=False)
+    if empty is None:
+        pytest.skip(problem or "no writable cgroup hierarchy here")
+    held, _ = cgroups.box_cgroup(f"amp-box-{dead}-decoy-held", 2**30, 16, join=False)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        held.join(sleeper.pid)
+        decoys = set(empty.paths + held.paths)  # other runs' stale cgroups may go too
+        assert not decoys & set(cgroups.remove_stale())  # made a moment ago: a live zygote's could be
+        removed = cgroups.remove_stale(now=time.time() + 2 * cgroups.STALE_AFTER_S)
+        assert decoys & set(removed) == set(empty.paths)
+        assert all(os.path.isdir(path) for path in held.paths)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        held.leave_and_remove()
+        empty.leave_and_remove()
+    assert not any(os.path.exists(path) for path in held.paths + empty.paths)
 
 
 def test_a_student_traceback_shows_only_their_frames_and_reads_only_their_files(tmp_path):

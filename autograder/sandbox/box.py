@@ -42,7 +42,7 @@ def keeper_main(config, worker_sock, keeper_sock, log_fd):
         if as_root and sys.platform.startswith("linux") and "cgroups" not in config.get("disable", ()):
             lim = config["limits"]
             cgroup, cgroup_problem = cgroups.box_cgroup(
-                f"amp-box-{os.getpid()}", lim["memory_bytes"] + CGROUP_HEADROOM_BYTES,
+                f"{cgroups.PREFIX}{os.getpid()}", lim["memory_bytes"] + CGROUP_HEADROOM_BYTES,
                 lim["max_processes"] + CGROUP_EXTRA_TASKS)
         if "namespaces" in config.get("disable", ()):  # tests of the degraded paths
             flags, problems = 0, ["namespaces: disabled for this run"]

@@ -44,7 +44,7 @@ def box_cgroup(config):
     if "cgroups" in config.get("disable", ()):
         return None, None
     lim = config["limits"]
-    return cgroups.box_cgroup(f"amp-box-{os.getpid()}-{time.monotonic_ns()}",
+    return cgroups.box_cgroup(f"{cgroups.PREFIX}{os.getpid()}-{time.monotonic_ns()}",
                               lim["memory_bytes"] + box.CGROUP_HEADROOM_BYTES,
                               lim["max_processes"] + box.CGROUP_EXTRA_TASKS, join=False)
 

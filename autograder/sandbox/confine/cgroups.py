@@ -11,6 +11,11 @@ where the controllers are enabled) or the v1 ``memory`` and ``pids``
 hierarchies. Without root, or where neither is writable, the box goes on with
 rlimits only and the isolation report says so.
 
+A box's cgroup is named after the process that made it (``amp-box-<pid>...``).
+One whose maker was killed outright (a judge killed with SIGKILL takes its
+zygote along) stays behind, empty: the next zygote removes those
+(:func:`remove_stale`).
+
 A keeper joins the cgroup before it forks the worker (so the worker is born
 inside), and leaves and removes it once the worker is dead -- through
 descriptors opened before it entered the box's mount namespace, where every
@@ -19,8 +24,11 @@ box itself (:mod:`autograder.sandbox.supervisor`), the worker joins first
 thing, before it starts anything, and the zygote removes the cgroup.
 """
 import os
+import time
 
 ROOT = "/sys/fs/cgroup"
+PREFIX = "amp-box-"
+STALE_AFTER_S = 60.0  # younger ones may be a live zygote's, made a moment before its worker joins
 
 
 def _write(path, value):
@@ -165,3 +173,40 @@ def box_cgroup(name, memory_bytes, max_pids, join=True):
         cgroup.leave_and_remove()
         return None, f"cgroups: {exc.strerror or exc} (memory bounded per process only)"
     return cgroup, None
+
+
+def _maker_alive(name):
+    """Whether the process named in ``amp-box-<pid>[-...]`` still exists (True if unsure)."""
+    try:
+        pid = int(name[len(PREFIX):].split("-")[0])
+        os.kill(pid, 0)
+    except ValueError:
+        return True
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's: alive
+        return True
+    return True
+
+
+def remove_stale(now=None, root=ROOT):
+    """(Root, once per zygote) Remove the box cgroups whose maker is gone and that are
+    over :data:`STALE_AFTER_S` old. The kernel refuses to remove one that still holds
+    a process (or a child cgroup), so a live box's is never touched. Returns the paths removed."""
+    now = time.time() if now is None else now
+    removed = []
+    for hierarchy in (root, os.path.join(root, "memory"), os.path.join(root, "pids"), os.path.join(root, "cpu")):
+        try:
+            names = [name for name in os.listdir(hierarchy) if name.startswith(PREFIX)]
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(hierarchy, name)
+            try:
+                if now - os.stat(path).st_mtime < STALE_AFTER_S or _maker_alive(name):
+                    continue
+                os.rmdir(path)
+            except OSError:
+                continue
+            removed.append(path)
+    return removed
