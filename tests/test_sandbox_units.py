@@ -224,3 +224,29 @@ def test_a_student_traceback_shows_only_their_frames_and_reads_only_their_files(
         .replace(str(submission) + os.sep, "")
     assert "^^^" in shown and "helper_lib" in shown and "library" not in shown
     assert worker._location(raised, str(submission)) == {"line": 7, "code": "return {'a': 5}[x] [0]", "offset": 0}
+
+
+def test_an_error_walks_its_traceback_once_and_locates_the_students_frames_alone(monkeypatch):
+    """Positions (a walk of a frame's code) are found for the student's frames only, once
+    for the traceback and the location together: a deep recursion's error stays cheap."""
+    from autograder.sandbox import worker
+
+    looked_up = []
+    real = worker._position
+    monkeypatch.setattr(worker, "_position", lambda code, offset: looked_up.append(code.co_name) or real(code, offset))
+
+    def outside(function):  # a frame in this file: not the student's
+        return function()
+
+    try:
+        outside(lambda: {}["missing"])
+    except KeyError as exc:
+        raised = exc
+    here = os.path.dirname(os.path.abspath(__file__))
+    answer = worker._error(raised, here)
+    assert looked_up == ["test_an_error_walks_its_traceback_once_and_locates_the_students_frames_alone",
+                         "outside", "<lambda>"]
+    assert answer["line"] and "KeyError: 'missing'" in answer["traceback"]
+    looked_up.clear()
+    assert worker._error(raised, os.path.join(here, "data"))["traceback"] == "KeyError: 'missing'\n"
+    assert looked_up == []

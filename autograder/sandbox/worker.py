@@ -16,6 +16,8 @@ exit -- the judge only ever sees bytes it validates itself.
 """
 import importlib
 import io
+import itertools
+import linecache
 import os
 import sys
 import traceback
@@ -37,37 +39,55 @@ class _BlockGraderImports:
         return None
 
 
+def _position(code, offset):
+    """``(lineno, end_lineno, colno, end_colno)`` of the instruction at byte ``offset`` of
+    ``code``, as Python's own tracebacks read it (two bytes an instruction)."""
+    if offset < 0:
+        return None, None, None, None
+    return next(itertools.islice(code.co_positions(), offset // 2, None), (None, None, None, None))
+
+
 def _student_frames(exc, submission_dir):
-    """The traceback's frames in the student's own files. They are chosen before any
-    source line is looked up: a fresh box would otherwise read (and cache) every
-    file the traceback passes through, torch's included."""
-    def own(filename):
-        # Only absolute paths inside the submission: "<frozen importlib._bootstrap>"
-        # would otherwise resolve against the working directory, which is that folder.
-        return os.path.isabs(filename) and os.path.abspath(filename).startswith(submission_dir + os.sep)
+    """The traceback's frames in the student's own files, with the columns Python's
+    carets need. Frames are chosen first, and positions and source lines looked up
+    for those alone: a fresh box would otherwise read (and cache) every file the
+    traceback passes through, torch's included, and walk the code of each frame."""
+    own = {}
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        filename = code.co_filename
+        if filename not in own:
+            # Only absolute paths inside the submission: "<frozen importlib._bootstrap>"
+            # would otherwise resolve against the working directory, which is that folder.
+            own[filename] = os.path.isabs(filename) and \
+                os.path.abspath(filename).startswith(submission_dir + os.sep)
+        if own[filename]:
+            lineno, end_lineno, colno, end_colno = _position(code, tb.tb_lasti)
+            frames.append(traceback.FrameSummary(filename, tb.tb_lineno if lineno is None else lineno, code.co_name,
+                                                 lookup_line=False, end_lineno=end_lineno, colno=colno,
+                                                 end_colno=end_colno))
+        tb = tb.tb_next
+    for filename in {frame.filename for frame in frames}:
+        linecache.checkcache(filename)  # a file edited since an earlier error is read again
+    return frames
 
-    walk = getattr(traceback, "_walk_tb_with_full_positions", None)  # 3.11+: columns for the carets
-    extract = getattr(traceback.StackSummary, "_extract_from_extended_frame_gen", None)
-    if walk is None or extract is None:
-        return [frame for frame in traceback.extract_tb(exc.__traceback__) if own(frame.filename)]
-    return list(extract(((frame, where) for frame, where in walk(exc.__traceback__)
-                         if own(frame.f_code.co_filename)), limit=None))
 
-
-def _student_traceback(exc, submission_dir):
+def _student_traceback(exc, submission_dir, frames=None):
     """The exception and only the frames of the student's own files."""
-    lines = [line.replace(submission_dir + os.sep, "")
-             for line in traceback.format_list(_student_frames(exc, submission_dir)[-8:])]
+    frames = _student_frames(exc, submission_dir) if frames is None else frames
+    lines = [line.replace(submission_dir + os.sep, "") for line in traceback.format_list(frames[-8:])]
     lines += [line.replace(submission_dir + os.sep, "") for line in traceback.format_exception_only(type(exc), exc)]
     return "".join(lines)[-3000:]
 
 
-def _location(exc, submission_dir):
+def _location(exc, submission_dir, frames=None):
     """Line, source text and column of the error in the student's own file."""
     if isinstance(exc, SyntaxError) and exc.filename and os.path.isabs(exc.filename) \
             and os.path.abspath(exc.filename).startswith(submission_dir + os.sep):
         return {"line": exc.lineno or 0, "code": (exc.text or "").rstrip("\n")[:300], "offset": exc.offset or 0}
-    frames = _student_frames(exc, submission_dir)
+    frames = _student_frames(exc, submission_dir) if frames is None else frames
     if frames:
         return {"line": frames[-1].lineno or 0, "code": (frames[-1].line or "")[:300], "offset": 0}
     return {}
@@ -77,8 +97,10 @@ def _error(exc, submission_dir):
     message = str(exc)
     if isinstance(exc, SyntaxError):
         message = exc.msg or message
+    frames = _student_frames(exc, submission_dir)
     return {"type": type(exc).__name__[:100], "message": message[:1500],
-            "traceback": _student_traceback(exc, submission_dir), **_location(exc, submission_dir)}
+            "traceback": _student_traceback(exc, submission_dir, frames),
+            **_location(exc, submission_dir, frames)}
 
 
 class Worker:
