@@ -27,6 +27,7 @@ from autograder.batch.grade_class import (DEFAULT_TIMEOUT_S, STATUSES, BatchInte
 from autograder.batch.manifest import MANIFEST, _now, merge_manifests, read_manifest, write_manifest
 from autograder.i18n import LANGUAGES
 from autograder.reports.safe_text import terminal_line
+from autograder.sandbox import environment
 
 
 # grade in a judge process of its own (autograder/batch/clean_process.py); tests that
@@ -189,7 +190,7 @@ def _grade_many(args):
     interrupted = False
     # Exported commits live here until similarity has read them (never in the student's folder).
     def meanwhile():  # while the judge process grades (after it, where there is none)
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as in the judge: no spinning BLAS threads
+        environment.one_blas_thread(os.environ)  # before the similarity check imports numpy
         run_similarity(args, output_dir, info.get("submissions", {}), shard, warnings)
         for module in ("autograder.class_reports.write", "autograder.class_reports.charts", "matplotlib.pyplot"):
             with contextlib.suppress(ImportError):  # the class report's, ready when the grades are

@@ -19,14 +19,19 @@ def scrubbed_environment(environ=None):
     return {key: value for key, value in environ.items() if key in SAFE_ENVIRONMENT}
 
 
+def one_blas_thread(env):
+    """``env`` (a dict, or ``os.environ``) with numpy's OpenBLAS kept to one thread unless
+    it says otherwise. OpenBLAS would start a thread per CPU in the judge and the
+    zygote (torch imports numpy) or the similarity check, threads that spin after
+    each call and are torn down before every fork; their arrays are tiny."""
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    return env
+
+
 def forking_environment(environ=None):
     """The scrubbed environment of a fresh interpreter that forks boxes (a zygote,
     a judge process). Workers drop the tunable with everything else."""
-    env = scrubbed_environment(environ)
-    # numpy's OpenBLAS would otherwise start a thread per CPU in the judge and the
-    # zygote (torch imports numpy), threads that spin after each call and are torn
-    # down before every fork; grading's arrays are tiny, and torch keeps to one thread.
-    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env = one_blas_thread(scrubbed_environment(environ))
     if sys.platform.startswith("linux"):
         env["GLIBC_TUNABLES"] = HUGE_PAGES_MALLOC
     return env
