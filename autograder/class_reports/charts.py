@@ -25,11 +25,12 @@ def _short_label(key, info):
     return f"{label}{' (hidden)' if info['visibility'] == 'hidden' else ''}"
 
 
-def _fit_left_margin(figure, labels, height_in):
-    """Room for the y labels without a (slow) tight_layout: 7-pt text, ~5.5 px a character."""
+def _fit_left_margin(figure, labels, height_in, top_in=0.45):
+    """Room for the y labels without a (slow) tight_layout: 7-pt text, ~5.5 px a character;
+    ``top_in`` inches above the axes for the title (and a legend)."""
     longest = max((len(label) for label in labels), default=10)
     left = min(0.6, (longest * 5.5 + 24) / (figure.get_figwidth() * figure.dpi))
-    figure.subplots_adjust(left=left, right=0.95, top=1 - 0.45 / height_in, bottom=0.5 / height_in)
+    figure.subplots_adjust(left=left, right=0.95, top=1 - top_in / height_in, bottom=0.5 / height_in)
 
 
 def _figure(width, height):
@@ -189,14 +190,16 @@ def _draw_pass_rates(path, rows, columns):
         axes.margins(y=0.01)
         from matplotlib.patches import Patch
         shown = list(dict.fromkeys(info["module"] for _, info, _, _ in rates))
+        # Above the bars, under the title: inside them it would hide the top bars' values.
         axes.legend(handles=[Patch(color=colours_of.colour(m), label=m) for m in shown],
-                    loc="upper right", fontsize=7)
+                    loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=len(shown), fontsize=7, frameon=False,
+                    borderaxespad=0.2)
     else:
         axes.text(0.5, 0.5, "no student was graded", ha="center", va="center", transform=axes.transAxes)
     axes.set_xlim(0, 100)
     axes.set_xlabel("students who passed (%)")
-    axes.set_title("Per-test pass rates, lowest first")
-    _fit_left_margin(figure, labels, height_in)
+    axes.set_title("Per-test pass rates, lowest first", pad=18)
+    _fit_left_margin(figure, labels, height_in, top_in=0.7)
     _save(figure, path)
 
 
