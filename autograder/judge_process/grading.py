@@ -19,7 +19,6 @@ removes the folders the grade worked in (:mod:`autograder.judge_process.interrup
 """
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -90,30 +89,21 @@ def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", m
 
 def main():
     """(B) Import torch, fork the zygote, then read the job and grade."""
-    if sys.platform.startswith("linux"):
-        from autograder.sandbox.confine import namespaces
-
-        namespaces.die_with_parent(signal.SIGTERM)  # the command line gone: stop, as on Ctrl-C
     del sys.argv[1:]
-    from autograder.sandbox import boxes as box_factories
-
-    boxes = box_factories.fork_zygote_here() if box_factories.use_zygote() else box_factories.SpawnBoxes()
-    interrupts.interrupt_once_on_sigterm()  # the zygote, forked already, keeps SIGTERM's default
     code = 1
     try:
-        job = json.loads(sys.stdin.buffer.read(1 << 20).decode())
-        from autograder.judging.engine import grade_submission
+        with interrupts.judge_boxes() as boxes:
+            job = json.loads(sys.stdin.buffer.read(1 << 20).decode())
+            from autograder.judging.engine import grade_submission
 
-        report = grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
-                                  flags=job["flags"], boxes=boxes, lang=job.get("lang") or "en",
-                                  modules=job.get("modules"), display_dir=job.get("display"))
-        data = report.to_gradescope()
-        with open(job["result"], "wb") as result:
-            result.write(json.dumps(data, allow_nan=False).encode())
-        code = 0
+            report = grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
+                                      flags=job["flags"], boxes=boxes, lang=job.get("lang") or "en",
+                                      modules=job.get("modules"), display_dir=job.get("display"))
+            data = report.to_gradescope()
+            with open(job["result"], "wb") as result:
+                result.write(json.dumps(data, allow_nan=False).encode())
+            code = 0
     finally:
-        interrupts.ignore_sigterm()
-        boxes.close()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         os._exit(code)

@@ -11,6 +11,7 @@ gets SIGTERM as well when A dies outright (``die_with_parent``).
 import contextlib
 import signal
 import subprocess
+import sys
 import threading
 
 STOP_SIGNALS = ("SIGTERM", "SIGHUP")
@@ -37,19 +38,30 @@ def as_interrupt(names=STOP_SIGNALS):
             signal.signal(number, handler)
 
 
-def interrupt_once_on_sigterm():
-    """(B) The first SIGTERM raises KeyboardInterrupt; later ones are ignored, so the
-    clean-up that interrupt starts runs to its end."""
+@contextlib.contextmanager
+def judge_boxes():
+    """(B of ``grade`` and ``watch``) The judge process's box factory: its zygote forked
+    before B has read anything of a job. From then on SIGTERM -- A's, passed on, or
+    A's death -- interrupts B as Ctrl-C does, once, so that the clean-up it starts
+    runs to its end; the boxes are closed however B ends."""
+    if sys.platform.startswith("linux"):
+        from autograder.sandbox.confine import namespaces
+
+        namespaces.die_with_parent(signal.SIGTERM)
+    from autograder.sandbox import boxes as box_factories
+
+    boxes = box_factories.fork_zygote_here() if box_factories.use_zygote() else box_factories.SpawnBoxes()
+
     def once(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _interrupt(signum, frame)
 
-    signal.signal(signal.SIGTERM, once)
-
-
-def ignore_sigterm():
-    """(B) From here on (its clean-up) SIGTERM is ignored."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, once)  # after the fork: the zygote keeps SIGTERM's default
+    try:
+        yield boxes
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        boxes.close()
 
 
 def stop(process, wait_s):

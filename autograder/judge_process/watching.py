@@ -17,7 +17,6 @@ ends when B's channel to it closes.
 import itertools
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -124,27 +123,19 @@ def _serve(jobs, boxes):
 
 def main():
     """(B) Import torch, fork the zygote, then grade one job per line until stdin closes."""
-    if sys.platform.startswith("linux"):
-        from autograder.sandbox.confine import namespaces
-
-        namespaces.die_with_parent(signal.SIGTERM)  # the command line gone: stop, as on Ctrl-C
     del sys.argv[1:]
-    from autograder.sandbox import boxes as box_factories
-
-    boxes = box_factories.fork_zygote_here() if box_factories.use_zygote() else box_factories.SpawnBoxes()
-    interrupts.interrupt_once_on_sigterm()  # the zygote, forked already, keeps SIGTERM's default
     try:
-        from autograder.judging import suites
+        with interrupts.judge_boxes() as boxes:
+            from autograder.judging import suites
 
-        jobs = (json.loads(line.decode()) for line in sys.stdin.buffer)
-        first = next(jobs, None)
-        if first is not None:  # the suites are collected once for the whole session
-            suites.kept_collected(bool(first["include_hidden"]), lambda: _serve(itertools.chain([first], jobs), boxes))
+            jobs = (json.loads(line.decode()) for line in sys.stdin.buffer)
+            first = next(jobs, None)
+            if first is not None:  # the suites are collected once for the whole session
+                suites.kept_collected(bool(first["include_hidden"]),
+                                      lambda: _serve(itertools.chain([first], jobs), boxes))
     except KeyboardInterrupt:
         pass
     finally:
-        interrupts.ignore_sigterm()
-        boxes.close()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         os._exit(0)
