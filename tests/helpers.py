@@ -1,10 +1,10 @@
 """Shared helpers for the project's tests: build submissions from the reference
 solutions with targeted edits, grade them in-process, and look at the processes
 a command left."""
-import os
 import pathlib
 import shutil
 import signal
+import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
@@ -91,15 +91,21 @@ def interruptible():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def children_of(pid):
-    """The processes whose parent is ``pid`` (Linux: read from /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, ValueError, IndexError):
-                continue
-    return found
+
+def running(pid):
+    """Whether ``pid`` is a live process, not a zombie (Linux: read from /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def outliving(pids, timeout):
+    """Which of ``pids`` still run after waiting up to ``timeout`` seconds for them to end."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = [pid for pid in pids if running(pid)]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.05)

@@ -12,17 +12,10 @@ import time
 
 import pytest
 
-from helpers import ROOT, children_of, interruptible, make_submission
+from autograder.sandbox.confine import limits
+from helpers import ROOT, interruptible, make_submission, outliving
 
 ENDLESS = "def unscale_gradients(scaled_gradients, scale):\n    while True:\n        pass\n"
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_the_command_line_never_imports_torch(tmp_path):
@@ -53,7 +46,7 @@ def test_the_judge_process_holds_nothing_of_the_command_line(tmp_path):
     try:
         deadline, seen = time.monotonic() + 120, []
         while time.monotonic() < deadline and batch.poll() is None:
-            seen = [pathlib.Path(f"/proc/{pid}/cmdline").read_bytes() for pid in children_of(batch.pid)]
+            seen = [pathlib.Path(f"/proc/{pid}/cmdline").read_bytes() for pid in limits.children(batch.pid)]
             if any(b"class_judge" in line for line in seen):
                 break
             time.sleep(0.05)
@@ -81,8 +74,8 @@ def test_an_interrupted_class_still_gets_its_report(tmp_path, how):
         while not (out / "s2-endless" / "grader.log").exists() and time.monotonic() < deadline:
             time.sleep(0.05)  # s1 is graded, s2's grading child has started
         time.sleep(1.0)  # its endless call runs
-        family = children_of(batch.pid)
-        family += [grandchild for pid in family for grandchild in children_of(pid)]
+        family = limits.children(batch.pid)
+        family += [grandchild for pid in family for grandchild in limits.children(pid)]
         if how == "sigterm":
             batch.send_signal(signal.SIGTERM)
         else:  # a terminal's Ctrl-C reaches the whole foreground group
@@ -100,7 +93,4 @@ def test_an_interrupted_class_still_gets_its_report(tmp_path, how):
     assert "interrupted" in (out / "report.md").read_text(encoding="utf-8")
     for name in rows:
         assert json.loads((out / name / "results.json").read_text(encoding="utf-8"))["score"] is not None
-    deadline = time.monotonic() + 30
-    while any(_alive(pid) for pid in family) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not [pid for pid in family if _alive(pid)], "a process of the batch outlived it"
+    assert not outliving(family, 30), "a process of the batch outlived it"

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from autograder.judging import grading_area
-from helpers import ROOT, children_of, make_submission
+from autograder.sandbox.confine import limits
+from helpers import ROOT, make_submission, outliving
 
 
 @pytest.fixture
@@ -93,37 +94,13 @@ def _judge_of(cli_pid, timeout=60.0):
     """The grading process (B) started by the command line ``cli_pid``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
-                    parent = int(handle.read().rsplit(")", 1)[1].split()[1])
-                with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                    command = handle.read()
-            except (OSError, ValueError, IndexError):
-                continue
-            if parent == cli_pid and b"judge_process" in command:
-                return int(entry)
+        for pid in limits.children(cli_pid):
+            with contextlib.suppress(OSError):
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    if b"judge_process" in handle.read():
+                        return pid
         time.sleep(0.05)
     raise AssertionError("no grading process appeared")
-
-
-def _alive(pids, timeout=20.0):
-    """Which of ``pids`` are still running (not zombies) after up to ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        alive = []
-        for pid in pids:
-            try:
-                with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-                    if handle.read().rsplit(")", 1)[1].split()[0] != "Z":
-                        alive.append(pid)
-            except OSError:
-                pass
-        if not alive or time.monotonic() > deadline:
-            return alive
-        time.sleep(0.1)
 
 
 def _end_mid_grade(command, tmp_path, end):
@@ -142,14 +119,14 @@ def _end_mid_grade(command, tmp_path, end):
         while not _new_areas(parent, before):
             assert time.monotonic() < deadline, "the grade never made its working copies"
             time.sleep(0.05)
-        tree = [judge] + children_of(judge)  # the judge and its zygote
+        tree = [judge] + limits.children(judge)  # the judge and its zygote
         end(cli.pid, judge)
         output, _ = cli.communicate(timeout=90)
     finally:
         if cli.poll() is None:
             cli.kill()
             cli.wait()
-    return cli.returncode, output.decode("utf-8", "replace"), _alive(tree), _copies(parent) - before
+    return cli.returncode, output.decode("utf-8", "replace"), outliving(tree, 20), _copies(parent) - before
 
 
 @pytest.mark.hostile

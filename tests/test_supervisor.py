@@ -7,7 +7,7 @@ import time
 import pytest
 
 from autograder.sandbox import uids
-from helpers import make_submission
+from helpers import make_submission, outliving, running
 
 pytestmark = pytest.mark.skipif(not uids.running_as_root() or not hasattr(os, "pidfd_open"),
                                 reason="the zygote keeps boxes itself as root only")
@@ -27,13 +27,6 @@ def unscale_gradients(scaled_gradients, scale):
 def _stat(pid):
     with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
         return stat.read().rsplit(")", 1)[1].split()
-
-
-def _alive(pid):
-    try:
-        return _stat(pid)[0] != "Z"
-    except OSError:
-        return False
 
 
 def _specs(tmp_path, overrides=None):
@@ -66,16 +59,13 @@ def test_the_worker_is_the_zygotes_child_and_takes_everything_with_it(tmp_path):
         box_groups = sorted({group for group in groups if group.startswith("amp-box-")})
         assert box_groups, groups
         grandchildren = [int(pid) for pid in os.listdir("/proc") if pid.isdigit()
-                         and _alive(int(pid)) and int(_stat(int(pid))[1]) == worker]
+                         and running(int(pid)) and int(_stat(int(pid))[1]) == worker]
         assert grandchildren, "the student's child is not running"
         own = os.readlink(f"/proc/{zygote}/ns/pid")
         assert os.readlink(f"/proc/{zygote}/ns/pid_for_children") == own  # setns put it back
         assert sandbox.isolation and sandbox.isolation[0].get("confined") is True
         sandbox.close()
-        deadline = time.monotonic() + 10
-        while any(_alive(pid) for pid in [worker] + grandchildren) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not [pid for pid in [worker] + grandchildren if _alive(pid)]
+        assert not outliving([worker] + grandchildren, 10)
         assert not [group for group in box_groups
                     for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids")
                     if os.path.isdir(os.path.join(root, group))], "the box's cgroup was left behind"
@@ -99,10 +89,7 @@ def test_a_judge_that_dies_takes_its_boxes_with_it(tmp_path):
     worker, zygote = sandbox._box.pid, boxes.process.pid
     boxes.channel.close()  # as if the judge died: nothing closes the box
     boxes.channel = None
-    deadline = time.monotonic() + 15
-    while (_alive(worker) or _alive(zygote)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(worker) and not _alive(zygote)
+    assert not outliving([worker, zygote], 15)
     assert not uids.processes_of(uid)
     boxes.process.wait(timeout=5)
 
@@ -165,9 +152,7 @@ def test_a_report_written_just_before_the_worker_ends_is_kept():
     judge, keeper = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     kept = KeptBox(pid, keeper, report_r, None)
     try:
-        deadline = time.monotonic() + 10
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.01)  # ended, its report unread: both are ready now
+        outliving([pid], 10)  # ended, its report unread: both are ready now
         assert kept.handle(kept.pidfd)  # the end first
         ready = json.loads(judge.recv(65536).decode())
         assert ready["pid"] == pid and ready["isolation"] == {"confined": True, "probe": "written"}

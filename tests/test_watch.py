@@ -1,5 +1,4 @@
 """``python -m autograder watch``: a save re-grades and says what changed; Ctrl-C leaves no process behind."""
-import os
 import pathlib
 import shutil
 import signal
@@ -12,7 +11,8 @@ import pytest
 from autograder.cli import watch as cli_watch
 from autograder.judging.results import GradeReport
 from autograder.judging.results import TestResult as Result
-from helpers import interruptible
+from autograder.sandbox.confine import limits
+from helpers import interruptible, outliving
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -27,24 +27,6 @@ def test_changes_name_fixed_and_newly_failing_tests():
     assert (fixed, broken) == (["a"], ["b"])
     assert cli_watch.change_lines(_report(a=True), _report(a=True), "en") == ["No test changed since the last grade."]
     assert cli_watch.change_lines(None, _report(a=True), "en") == []
-
-
-def _descendants(pid):
-    children, found = {}, []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def _read_until(process, needle, count, timeout=120):
@@ -75,24 +57,14 @@ def test_a_save_regrades_and_ctrl_c_ends_every_process(tmp_path):
         assert "Saved amp_update.py: graded again in" in second
         assert "Newly failing since the last grade" in second
         assert (tmp_path / "results.json").is_file()
-        tree = _descendants(process.pid)
+        tree = limits.descendants(process.pid)
         assert tree  # the judge and its zygote
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
         assert "Stopped watching." in process.stdout.read()
-        deadline = time.monotonic() + 10
-        while any(os.path.exists(f"/proc/{pid}") and not _zombie(pid) for pid in tree):
-            assert time.monotonic() < deadline, [pid for pid in tree if os.path.exists(f"/proc/{pid}")]
-            time.sleep(0.1)
+        assert not outliving(tree, 10)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
 
-
-def _zombie(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
