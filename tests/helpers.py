@@ -1,6 +1,8 @@
 """Shared helpers for the project's tests: build submissions from the reference
 solutions with targeted edits, grade them in-process, and look at the processes
 a command left."""
+import contextlib
+import os
 import pathlib
 import shutil
 import signal
@@ -109,3 +111,24 @@ def outliving(pids, timeout):
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(0.05)
+
+
+def grading_parent():
+    """Where grades make their working copies when no run folder is named."""
+    import tempfile
+
+    from autograder.judging import grading_area
+
+    return pathlib.Path(grading_area.system_parent() or tempfile.gettempdir())
+
+
+def working_copies():
+    """This user's grading folders (grades' areas and runs' folders of them) in
+    :func:`grading_parent`; another user's test run may share the machine."""
+    found = set()
+    for pattern in ("amp-grade-*", "amp-areas-*"):
+        for path in grading_parent().glob(pattern):
+            with contextlib.suppress(OSError):
+                if path.lstat().st_uid == os.getuid():
+                    found.add(path.name)
+    return found

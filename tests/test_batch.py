@@ -17,7 +17,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 import pytest
@@ -32,6 +31,7 @@ if str(ROOT) not in sys.path:
 from autograder.batch import grade_class as batch, jobs as batch_jobs  # noqa: E402
 from autograder.class_reports import class_report  # noqa: E402
 from autograder.class_reports import write as class_write  # noqa: E402
+from helpers import working_copies  # noqa: E402
 
 SEED = 424242
 MODULES = ("amp_update", "loss_scaler", "amp_training_step")
@@ -339,14 +339,6 @@ def _descendants():
     return os_limits.descendants(os.getpid())
 
 
-def _working_copies():
-    """The grades' folders (and runs' folders of them) where grades make them."""
-    from autograder.judging import grading_area
-
-    parent = pathlib.Path(grading_area.system_parent() or tempfile.gettempdir())
-    return {path.name for pattern in ("amp-grade-*", "amp-areas-*") for path in parent.glob(pattern)}
-
-
 @pytest.mark.slow
 @pytest.mark.hostile
 def test_hang_and_grader_killer_only_cost_their_own_rows(tmp_path):
@@ -360,7 +352,7 @@ def test_hang_and_grader_killer_only_cost_their_own_rows(tmp_path):
     _copy_modules(solutions, root / "hang" / "exercises", {"loss_scaler": lambda t: "while True:\n    pass\n" + t})
     _copy_modules(solutions, root / "killer" / "exercises",
                   {"amp_update": lambda t: "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + t})
-    before, copies_before = set(_descendants()), _working_copies()
+    before, copies_before = set(_descendants()), working_copies()
     out = tmp_path / "out"
     assert _main("grade-many", root, "--output-dir", out, "--jobs", 2, "--timeout", 12, "--seed", SEED,
                  "--no-progress") == 0
@@ -377,7 +369,7 @@ def test_hang_and_grader_killer_only_cost_their_own_rows(tmp_path):
     time.sleep(0.5)
     assert set(_descendants()) <= before
     # the killed grading process could not remove its working copies: the batch did
-    assert _working_copies() <= copies_before
+    assert working_copies() <= copies_before
 
 
 def test_crashed_child_is_recorded_and_isolated(tmp_path, monkeypatch):

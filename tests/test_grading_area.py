@@ -8,14 +8,13 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 
 import pytest
 
 from autograder.judging import grading_area
 from autograder.sandbox.confine import limits
-from helpers import ROOT, make_submission, outliving
+from helpers import ROOT, grading_parent, make_submission, outliving, working_copies
 
 
 @pytest.fixture
@@ -24,21 +23,10 @@ def no_run_folder(monkeypatch):
     monkeypatch.setattr(grading_area, "_chosen", None)
 
 
-def _copies(parent):
-    """This user's grading folders in ``parent`` (another user's test run may share the machine)."""
-    found = set()
-    for pattern in ("amp-grade-*", "amp-areas-*"):
-        for path in pathlib.Path(parent).glob(pattern):
-            with contextlib.suppress(OSError):
-                if path.lstat().st_uid == os.getuid():
-                    found.add(path.name)
-    return found
-
-
 def _new_areas(parent, before):
     """The grades' areas made since ``before``, at the top or in a new run's folder."""
     found = []
-    for name in _copies(parent) - before:
+    for name in working_copies() - before:
         path = pathlib.Path(parent, name)
         found += [path] if name.startswith("amp-grade-") else list(path.rglob("amp-grade-*"))
     return found
@@ -107,8 +95,8 @@ def _end_mid_grade(command, tmp_path, end):
     """Start ``command`` on a submission that never finishes; once the grade has made
     its working copies, call ``end(cli_pid, judge_pid)``. Returns (exit code, output,
     the judge and its zygote if still running, working copies left)."""
-    parent = grading_area.system_parent() or tempfile.gettempdir()
-    before = _copies(parent)
+    parent = grading_parent()
+    before = working_copies()
     folder = make_submission(tmp_path / "sub", {"amp_update": "while True:\n    pass\n"})
     cli = subprocess.Popen([sys.executable, "-m", "autograder", *command, "--submission", str(folder),
                             "--results", str(tmp_path / "results.json"), "--quiet", "--lang", "en"],
@@ -126,7 +114,7 @@ def _end_mid_grade(command, tmp_path, end):
         if cli.poll() is None:
             cli.kill()
             cli.wait()
-    return cli.returncode, output.decode("utf-8", "replace"), outliving(tree, 20), _copies(parent) - before
+    return cli.returncode, output.decode("utf-8", "replace"), outliving(tree, 20), working_copies() - before
 
 
 @pytest.mark.hostile
