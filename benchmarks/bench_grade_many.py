@@ -1,6 +1,6 @@
 """Batch grading vs one ``grade`` process per student, per submission.
 
-    python benchmarks/bench_grade_many.py [--students 24] [--single 4] [--warmup 1] [--jobs N]
+    python benchmarks/bench_grade_many.py [--students 24] [--single 4] [--warmup 1] [--jobs N] [--rounds 1]
 
 Builds a synthetic class in a temporary folder (copies of solutions/, the stubs,
 and wrong variants made by editing the solutions' text, in repository and bare
@@ -15,12 +15,16 @@ layouts), then times
 checks that every student graded both ways got the same total (same seed), and
 prints both per-submission figures and their ratio. Exit 1 if a total differs.
 Figures come from one run on a shared machine: read the ratio, not the seconds.
+With ``--rounds N`` the single grades and the batch are timed N times in turn,
+each round giving its own ratio, and the median of those is printed: a machine
+whose speed drifts moves single rounds, much less their median.
 """
 import argparse
 import json
 import os
 import pathlib
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -91,9 +95,13 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=1, help="untimed single grades before the timed ones")
     parser.add_argument("--jobs", type=int, default=None, help="grade-many --jobs (default: CPU count)")
     parser.add_argument("--also-jobs1", action="store_true", help="also time grade-many --jobs 1")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="rounds of (single grades, then grade-many), each its own ratio; the median is reported")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--keep", metavar="DIR", help="keep the class and outputs in DIR")
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     jobs = args.jobs or cpus
     scratch = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="bench-grade-many-"))
@@ -108,7 +116,6 @@ def main(argv=None):
         # one `grade` process per student, sequentially; spread over the variants
         step = max(1, len(students) // max(1, args.single))
         chosen = students[::step][:args.single]
-        single_totals, single_times = {}, []
 
         def grade(student, folder):
             results = scratch / "single" / f"{student}.json"
@@ -118,14 +125,6 @@ def main(argv=None):
                             "--results", str(results), "--seed", str(args.seed), "--quiet"],
                            cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
             return time.perf_counter() - started, json.loads(results.read_text(encoding="utf-8"))["score"]
-
-        # Untimed first: the first process after a pause reads torch from a cold cache,
-        # a cost a TA grading a whole class pays once, not once per student.
-        for student, folder in chosen[:args.warmup]:
-            grade(student, folder)
-        for student, folder in chosen:
-            seconds, single_totals[student] = grade(student, folder)
-            single_times.append(seconds)
 
         def batch(job_count, name):
             output = scratch / name
@@ -137,37 +136,57 @@ def main(argv=None):
                            cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
             return time.perf_counter() - started, output
 
-        batch_s, output = batch(jobs, "grade-many")
-        runs = [(jobs, batch_s)]
-        if args.also_jobs1 and jobs != 1:
-            runs.append((1, batch(1, "grade-many-jobs1")[0]))
+        # Untimed first: the first process after a pause reads torch from a cold cache,
+        # a cost a TA grading a whole class pays once, not once per student.
+        for student, folder in chosen[:args.warmup]:
+            grade(student, folder)
+        # Each round times the single grades and then the batch back to back, so that its
+        # ratio compares the two under the same machine load (a shared machine drifts).
+        ratios, mismatches = {}, []
+        for round_index in range(args.rounds):
+            single_totals, single_times = {}, []
+            for student, folder in chosen:
+                seconds, single_totals[student] = grade(student, folder)
+                single_times.append(seconds)
+            batch_s, output = batch(jobs, "grade-many")
+            runs = [(jobs, batch_s)]
+            if args.also_jobs1 and jobs != 1:
+                runs.append((1, batch(1, "grade-many-jobs1")[0]))
 
-        mismatches = []
-        for student, total in single_totals.items():
-            data = json.loads((output / student / "results.json").read_text(encoding="utf-8"))
-            if data["score"] != total:
-                mismatches.append(f"{student}: grade {total} vs grade-many {data['score']}")
-        manifest = json.loads((output / "run.json").read_text(encoding="utf-8"))
-        statuses = {}
-        for entry in manifest["students"].values():
-            statuses[entry["status"]] = statuses.get(entry["status"], 0) + 1
-
-        per_single = sum(single_times) / len(single_times) if single_times else None
-        print(f"class: {len(students)} synthetic students ({', '.join(f'{n} {s}' for s, n in statuses.items())}), "
-              f"seed {args.seed}, {os.cpu_count()} CPU(s)")
-        if per_single is not None:
-            print(f"python -m autograder grade, one process per student: {per_single:6.2f} s per submission "
-                  f"({len(single_times)} timed: {', '.join(f'{t:.1f}' for t in single_times)})")
-        for job_count, seconds in runs:
-            per_batch = seconds / len(students)
-            print(f"python -m autograder grade-many --jobs {job_count}:            {per_batch:6.2f} s per submission "
-                  f"({seconds:.1f} s for {len(students)}, warm-up and report included)")
+            for student, total in single_totals.items():
+                data = json.loads((output / student / "results.json").read_text(encoding="utf-8"))
+                if data["score"] != total:
+                    mismatches.append(f"{student}: grade {total} vs grade-many {data['score']}")
+            if round_index == 0:
+                manifest = json.loads((output / "run.json").read_text(encoding="utf-8"))
+                statuses = {}
+                for entry in manifest["students"].values():
+                    statuses[entry["status"]] = statuses.get(entry["status"], 0) + 1
+                print(f"class: {len(students)} synthetic students "
+                      f"({', '.join(f'{n} {s}' for s, n in statuses.items())}), seed {args.seed}, "
+                      f"{os.cpu_count()} CPU(s)")
+            if args.rounds > 1:
+                print(f"round {round_index + 1} of {args.rounds}:")
+            per_single = sum(single_times) / len(single_times) if single_times else None
             if per_single is not None:
-                print(f"ratio (per submission, --jobs {job_count}): {per_single / per_batch:.1f}x faster")
+                print(f"python -m autograder grade, one process per student: {per_single:6.2f} s per submission "
+                      f"({len(single_times)} timed: {', '.join(f'{t:.1f}' for t in single_times)})")
+            for job_count, seconds in runs:
+                per_batch = seconds / len(students)
+                print(f"python -m autograder grade-many --jobs {job_count}:            {per_batch:6.2f} s per submission "
+                      f"({seconds:.1f} s for {len(students)}, warm-up and report included)")
+                if per_single is not None:
+                    ratios.setdefault(job_count, []).append(per_single / per_batch)
+                    print(f"ratio (per submission, --jobs {job_count}): {per_single / per_batch:.1f}x faster")
+        if args.rounds > 1:
+            for job_count, values in ratios.items():
+                print(f"median ratio over {len(values)} rounds (--jobs {job_count}): {statistics.median(values):.1f}x faster "
+                      f"(rounds: {', '.join(f'{v:.1f}' for v in values)})")
         if mismatches:
             print("TOTALS DIFFER:\n  " + "\n  ".join(mismatches))
             return 1
-        print(f"totals identical for the {len(single_totals)} students graded both ways")
+        print(f"totals identical for the {len(chosen)} student(s) graded both ways"
+              + (f", in each of the {args.rounds} rounds" if args.rounds > 1 else ""))
         return 0
     finally:
         if not args.keep:
