@@ -152,6 +152,11 @@ class BoxCgroup:
                     pass
 
 
+def hierarchies(root=ROOT):
+    """Where a box's cgroup may be: the v2 tree, or the v1 memory, pids and cpu hierarchies."""
+    return [root] + [os.path.join(root, controller) for controller in ("memory", "pids", "cpu")]
+
+
 def box_cgroup(name, memory_bytes, max_pids, join=True):
     """``(cgroup or None, problem or None)``; ``join``: move this process in (a keeper)."""
     if os.geteuid() != 0:
@@ -159,8 +164,7 @@ def box_cgroup(name, memory_bytes, max_pids, join=True):
     try:
         cgroup = BoxCgroup(name, memory_bytes, max_pids)
     except OSError as exc:
-        for leftover in (os.path.join(ROOT, name), os.path.join(ROOT, "memory", name),
-                         os.path.join(ROOT, "pids", name), os.path.join(ROOT, "cpu", name)):
+        for leftover in (os.path.join(hierarchy, name) for hierarchy in hierarchies()):
             try:
                 os.rmdir(leftover)
             except OSError:
@@ -195,7 +199,7 @@ def remove_stale(now=None, root=ROOT):
     a process (or a child cgroup), so a live box's is never touched. Returns the paths removed."""
     now = time.time() if now is None else now
     removed = []
-    for hierarchy in (root, os.path.join(root, "memory"), os.path.join(root, "pids"), os.path.join(root, "cpu")):
+    for hierarchy in hierarchies(root):
         try:
             names = [name for name in os.listdir(hierarchy) if name.startswith(PREFIX)]
         except OSError:
