@@ -35,7 +35,6 @@ import collections
 import contextlib
 import os
 import pathlib
-import signal
 import sys
 import time
 
@@ -46,6 +45,7 @@ from autograder.batch.jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULT
 from autograder.batch.plan import locate_submission  # noqa: F401  (batch.locate_submission, as before)
 from autograder.batch.plan import plan_students, record_latest_scores, safe_write
 from autograder.batch.progress import Progress
+from autograder.judge_process import interrupts
 from autograder.judging import grading_area
 from autograder.sandbox.confine import limits as os_limits
 from autograder.sandbox import uids
@@ -317,11 +317,9 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
         pool = JudgeSlots(boxes)
         fresh_uids.extend(uids.allocate(len(pending)))  # a uid of its own for each student, one look at /proc
 
-    def _stop(signum, _frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, _stop) if hasattr(signal, "SIGTERM") else None
-    previous_int = signal.getsignal(signal.SIGINT)
+    # Ctrl-C or SIGTERM end the batch, once: the clean-up below must run to its end.
+    handlers = contextlib.ExitStack()
+    handlers.enter_context(interrupts.as_interrupt(("SIGINT", "SIGTERM"), once=True))
     try:
         while pending or active:
             while pending and len(active) < jobs:
@@ -353,9 +351,6 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
                 _guard(running)
     except KeyboardInterrupt as exc:
         interrupted = exc
-        for name in ("SIGINT", "SIGTERM"):  # a second Ctrl-C must not cut the clean-up short
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), signal.SIG_IGN)
     finally:
         for job in active:
             job.kill()
@@ -367,12 +362,10 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
                 _finish(job, (CRASHED, "not graded: the batch was interrupted"))
         if pool is not None:
             pool.close()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
         if os.path.isdir("/proc"):
             sweep_orphans(preexisting)
         _guard([job.student for job in active])
+        handlers.close()  # the signals' earlier handlers, once the clean-up is done
     if interrupted is not None:
         raise BatchInterrupted()
 

@@ -22,15 +22,24 @@ def _interrupt(signum, _frame):
 
 
 @contextlib.contextmanager
-def as_interrupt(names=STOP_SIGNALS):
-    """(A) While this lasts, SIGTERM and SIGHUP raise KeyboardInterrupt as Ctrl-C
-    does (in the main thread; elsewhere signals cannot be handled and nothing changes)."""
+def as_interrupt(names=STOP_SIGNALS, once=False):
+    """(A) While this lasts, SIGTERM and SIGHUP (``names``) raise KeyboardInterrupt as
+    Ctrl-C does (in the main thread; elsewhere signals cannot be handled and nothing
+    changes). ``once``: the first of them sets all of them to be ignored before it
+    raises, so that a second one -- a terminal's Ctrl-C and the command line's SIGTERM
+    arrive together -- cannot cut short the clean-up the first one started."""
+    numbers = [getattr(signal, name) for name in names if hasattr(signal, name)]
+
+    def interrupt(signum, frame):
+        if once:
+            for number in numbers:
+                signal.signal(number, signal.SIG_IGN)
+        _interrupt(signum, frame)
+
     previous = {}
     if threading.current_thread() is threading.main_thread():
-        for name in names:
-            if hasattr(signal, name):
-                number = getattr(signal, name)
-                previous[number] = signal.signal(number, _interrupt)
+        for number in numbers:
+            previous[number] = signal.signal(number, interrupt)
     try:
         yield
     finally:
