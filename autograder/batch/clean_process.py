@@ -60,6 +60,8 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
     or SIGTERM, once B has answered for every job."""
     # The students' working copies go in one folder, removed after B: a grading
     # process that B kills (past --timeout) leaves its own behind.
+    for job in planned:  # a results.json from an earlier run must never read as this run's grade
+        job.prepare()
     with tempfile.TemporaryDirectory(prefix="amp-grade-many-") as private, tempfile.TemporaryFile() as log, \
             grading_area.run_folder() as areas:
         result_path = os.path.join(private, "result.json")
@@ -100,10 +102,14 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
 
 def _unanswered(job, code):
     """The row of a job the judge process never answered for: graded if its
-    grading process finished (its results.json reads), else crashed, with a zero."""
-    from autograder.batch.jobs import _score_of, zero_report
+    grading process finished (its results.json reads and is a grade), what B's
+    zero report says if B wrote one, else crashed, with a zero."""
+    from autograder.batch.jobs import _score_of, zero_report, zero_report_status
     from autograder.batch.plan import safe_write
 
+    written = zero_report_status(job.results)
+    if written is not None:
+        return {"status": written[0], "reason": written[1]}
     if _score_of(job.results) is not None:
         return {"status": OK, "reason": ""}
     reason = f"not graded: the grading process stopped (exit code {code})"

@@ -62,6 +62,26 @@ def zero_report(student, seed, status, reason, submission=""):
     return GradeReport(tests=[test], seed=seed, submission=str(submission), notes=[reason])
 
 
+def zero_report_status(results_path):
+    """``(status, reason)`` when the results.json at ``results_path`` is a
+    :func:`zero_report` (a student whose grading did not complete), else None:
+    such a file has a score too (0), and must never read as a grade."""
+    from autograder.intake import safe_files
+
+    try:
+        data = json.loads(safe_files.read_text(str(results_path), MAX_RESULTS_BYTES))
+        tests = data["tests"]
+        if data["max_score"] != 0 or len(tests) != 1 or tests[0].get("tags") != ["grader"]:
+            return None
+        status = str(tests[0]["name"]).removeprefix("grader: ")
+        notes = data.get("extra_data", {}).get("notes") or [""]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError):
+        return None
+    if status not in STATUSES or status == OK:
+        return None
+    return status, str(notes[0])
+
+
 def _write_report(report, path, extra=None):
     """results.json of ``report``; ``extra`` (batch facts such as the graded
     commit) is merged into its ``extra_data``."""
