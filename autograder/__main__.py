@@ -80,7 +80,10 @@ def _end(code):
     elif not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
-    atexit._run_exitfuncs()
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)  # CPython's; not a public API
+    if run_exit_handlers is None:
+        sys.exit(code)  # the interpreter's own ending, teardown included
+    run_exit_handlers()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -141,11 +141,15 @@ def test_shadowing_modules_in_the_repository_root_are_ignored(tmp_path):
     assert json.loads((tmp_path / "results.json").read_text())["score"] == 100
 
 
+@pytest.mark.parametrize("private_helper", [True, False])
 @pytest.mark.parametrize("returned, code", [(None, 0), (0, 0), (2, 2), (130, 130), ("bad input", 1)])
-def test_the_command_line_ends_with_its_code_its_exit_handlers_run_and_its_output_whole(returned, code):
+def test_the_command_line_ends_with_its_code_its_exit_handlers_run_and_its_output_whole(returned, code,
+                                                                                       private_helper):
     """``python -m autograder`` skips the interpreter's module teardown at the end:
-    what sys.exit would do must still happen (handlers, buffered output, the code)."""
+    what sys.exit would do must still happen (handlers, buffered output, the code),
+    also on an interpreter without CPython's private ``atexit._run_exitfuncs``."""
     script = ("import atexit, sys\nfrom autograder import __main__ as cli\n"
+              + ("" if private_helper else "del atexit._run_exitfuncs\n") +
               "atexit.register(lambda: print('handler ran'))\n"
               "sys.stdout.write('x' * 100000)\n"
               f"cli._end({returned!r})\n")
