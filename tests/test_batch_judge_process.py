@@ -94,3 +94,37 @@ def test_an_interrupted_class_still_gets_its_report(tmp_path, how):
     for name in rows:
         assert json.loads((out / name / "results.json").read_text(encoding="utf-8"))["score"] is not None
     assert not outliving(family, 30), "a process of the batch outlived it"
+
+
+def test_a_class_interrupted_while_its_judge_loads_says_so_for_every_student(tmp_path):
+    """SIGTERM before the judge process has graded anyone (it is still importing
+    torch): every student is a zero row saying the batch was interrupted, not that
+    the grading process failed, and the report is written."""
+    root, out = tmp_path / "class", tmp_path / "out"
+    for name in ("s1", "s2"):
+        make_submission(root / name / "exercises")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    batch = subprocess.Popen([sys.executable, "-m", "autograder", "grade-many", str(root), "-o", str(out),
+                              "--seed", "6", "--no-progress", "--visible-only", "--no-similarity"],
+                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        deadline, family = time.monotonic() + 120, []
+        while time.monotonic() < deadline and batch.poll() is None:
+            family = limits.children(batch.pid)
+            if any(b"class_judge" in pathlib.Path(f"/proc/{pid}/cmdline").read_bytes() for pid in family):
+                break
+            time.sleep(0.01)
+        assert family, "no judge process was started"
+        batch.send_signal(signal.SIGTERM)
+        _, stderr = batch.communicate(timeout=300)
+    finally:
+        if batch.poll() is None:
+            os.killpg(batch.pid, signal.SIGKILL)
+    assert batch.returncode == 130, stderr[-3000:]
+    rows = json.loads((out / "run.json").read_text(encoding="utf-8"))["students"]
+    assert {name: (row["status"], row["reason"]) for name, row in rows.items()} == {
+        name: ("crashed", "not graded: the batch was interrupted") for name in ("s1", "s2")}
+    assert "grading process failed" not in stderr
+    assert (out / "report.md").is_file()
+    assert not outliving(family, 30), "a process of the batch outlived it"

@@ -87,7 +87,7 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
     rows = answer.get("rows") if isinstance(answer.get("rows"), list) else []
     for index, job in enumerate(planned):
         row = rows[index] if index < len(rows) and isinstance(rows[index], dict) else None
-        job.entry.update(row if row is not None else _unanswered(job, process.returncode))
+        job.entry.update(row if row is not None else _unanswered(job, process.returncode, interrupted))
     warnings.extend(str(item) for item in answer.get("warnings") or [])
     if isinstance(answer.get("isolation"), dict):
         info["isolation"] = answer["isolation"]
@@ -100,10 +100,11 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
         raise BatchInterrupted()
 
 
-def _unanswered(job, code):
+def _unanswered(job, code, interrupted=False):
     """The row of a job the judge process never answered for: graded if its
     grading process finished (its results.json reads and is a grade), what B's
-    zero report says if B wrote one, else crashed, with a zero."""
+    zero report says if B wrote one, else crashed, with a zero (``interrupted``:
+    B was stopped by this command's Ctrl-C or SIGTERM, e.g. before it could grade)."""
     from autograder.batch.jobs import _score_of, zero_report, zero_report_status
     from autograder.batch.plan import safe_write
 
@@ -112,7 +113,8 @@ def _unanswered(job, code):
         return {"status": written[0], "reason": written[1]}
     if _score_of(job.results) is not None:
         return {"status": OK, "reason": ""}
-    reason = f"not graded: the grading process stopped (exit code {code})"
+    reason = ("not graded: the batch was interrupted" if interrupted
+              else f"not graded: the grading process stopped (exit code {code})")
     row = {"status": CRASHED, "reason": reason}
     job.out_dir.mkdir(parents=True, exist_ok=True)
     safe_write(zero_report(job.student, job.seed, CRASHED, reason, job.submission), job.results, row, job.extra)
