@@ -51,11 +51,14 @@ def grade_job(submission, seed, include_hidden, with_flags, boxes=None, uid=None
                             boxes=boxes, uid=uid, lang=lang)
 
 
+ZERO_TEST = "grader: "  # + the status: the one test of a zero report (read back by zero_report_status)
+
+
 def zero_report(student, seed, status, reason, submission=""):
     """The results.json of a student whose grading did not complete."""
     from autograder.judging.results import GradeReport, TestResult
 
-    test = TestResult(name=f"grader: {status}", module="grader", max_score=0.0, score=0.0,
+    test = TestResult(name=ZERO_TEST + status, module="grader", max_score=0.0, score=0.0,
                       passed=False, visibility="visible",
                       output=f"{reason}\nAsk the course staff to re-grade {student} "
                              f"(seed {seed}).")
@@ -73,7 +76,8 @@ def zero_report_status(results_path):
         tests = data["tests"]
         if data["max_score"] != 0 or len(tests) != 1 or tests[0].get("tags") != ["grader"]:
             return None
-        status = str(tests[0]["name"]).removeprefix("grader: ")
+        name = str(tests[0]["name"])
+        status = name.removeprefix(ZERO_TEST) if name.startswith(ZERO_TEST) else None
         notes = data.get("extra_data", {}).get("notes") or [""]
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError):
         return None
