@@ -1,6 +1,6 @@
 """Batch grading vs one ``grade`` process per student, per submission.
 
-    python benchmarks/bench_grade_many.py [--students 24] [--single 4] [--warmup 1] [--jobs N] [--rounds 1]
+    python benchmarks/bench_grade_many.py [--students 40] [--single 4] [--warmup 1] [--jobs N] [--rounds 3]
 
 Builds a synthetic class in a temporary folder (copies of solutions/, the stubs,
 and wrong variants made by editing the solutions' text, in repository and bare
@@ -15,9 +15,9 @@ layouts), then times
 checks that every student graded both ways got the same total (same seed), and
 prints both per-submission figures and their ratio. Exit 1 if a total differs.
 Figures come from one run on a shared machine: read the ratio, not the seconds.
-With ``--rounds N`` the single grades and the batch are timed N times in turn,
-each round giving its own ratio, and the median of those is printed: a machine
-whose speed drifts moves single rounds, much less their median.
+The single grades and the batch are timed ``--rounds`` times in turn (three by
+default), each round giving its own ratio, and the median of those is printed: a
+machine whose speed drifts moves single rounds, much less their median.
 """
 import argparse
 import json
@@ -90,12 +90,12 @@ def make_class(root, count):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=24)
+    parser.add_argument("--students", type=int, default=40)
     parser.add_argument("--single", type=int, default=4, help="students also graded one process each")
     parser.add_argument("--warmup", type=int, default=1, help="untimed single grades before the timed ones")
     parser.add_argument("--jobs", type=int, default=None, help="grade-many --jobs (default: CPU count)")
     parser.add_argument("--also-jobs1", action="store_true", help="also time grade-many --jobs 1")
-    parser.add_argument("--rounds", type=int, default=1,
+    parser.add_argument("--rounds", type=int, default=3,
                         help="rounds of (single grades, then grade-many), each its own ratio; the median is reported")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--keep", metavar="DIR", help="keep the class and outputs in DIR")

@@ -9,11 +9,11 @@ stops every child; the rows still say what happened to each student.
 import contextlib
 import json
 import os
-import signal
 import sys
 
 from autograder.batch.clean_process import MAX_RESULT_BYTES
 from autograder.batch.jobs import ForkJob
+from autograder.judge_process import interrupts
 
 
 class _ProgressPipe:
@@ -30,22 +30,18 @@ class _ProgressPipe:
 
 
 def main():
-    """(B) Import torch, fork the zygote, then read the planned jobs and grade them."""
-    if sys.platform.startswith("linux"):
-        from autograder.sandbox.confine import namespaces
-
-        namespaces.die_with_parent(signal.SIGTERM)  # A gone: stop every child, as on Ctrl-C
+    """(B) Import torch, fork the zygote, then read the planned jobs and grade them.
+    The box factory and SIGTERM (A's Ctrl-C, or A's death) are set up as for
+    ``grade``'s judge (:func:`interrupts.judge_boxes`); while the class is graded,
+    :func:`grade_class.grade_planned` answers an interrupt for every job."""
     progress_fd = int(sys.argv[2])
     del sys.argv[1:]
-    from autograder.sandbox import boxes as box_factories
-
-    boxes = box_factories.fork_zygote_here() if box_factories.use_zygote() else box_factories.SpawnBoxes()
     code = 1
     try:
-        job = json.loads(sys.stdin.buffer.read(MAX_RESULT_BYTES).decode())
-        code = _grade(job, boxes, progress_fd)
+        with interrupts.judge_boxes() as boxes:
+            job = json.loads(sys.stdin.buffer.read(MAX_RESULT_BYTES).decode())
+            code = _grade(job, boxes, progress_fd)
     finally:
-        boxes.close()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         os._exit(code)
