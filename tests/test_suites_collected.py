@@ -3,7 +3,7 @@ fresh pytest session per submission, and pytest starts only once for them."""
 import pytest
 
 from autograder.judging import engine, suites
-from helpers import make_submission, mutate, report_view
+from helpers import ROOT, make_submission, mutate, report_view
 
 SEED = 11
 UNSCALES_BY_MULTIPLYING = mutate("amp_update", ("gradient / scale for gradient", "gradient * scale for gradient"))
@@ -15,8 +15,14 @@ def submissions(tmp_path_factory):
     wrong = {"amp_update": UNSCALES_BY_MULTIPLYING,
              "loss_scaler": mutate("loss_scaler", ("if growth_tracker == growth_interval:",
                                                    "if growth_tracker > growth_interval:"))}
+    # Graded in this order in one collected session: the fixtures a suite file sets up
+    # once (the student's module, its source, the delegation check) start afresh for
+    # each grade, so the delegating module's refusal never reaches the next student.
+    delegates = {"loss_scaler": (ROOT / "solutions" / "loss_scaler.py").read_text(encoding="utf-8")
+                 + "\n_REAL = torch.amp.GradScaler\n"}
     return {
         "solution": make_submission(base / "solution"),
+        "delegates": make_submission(base / "delegates", delegates),
         "wrong": make_submission(base / "wrong", wrong),
         "broken": make_submission(base / "broken", {"amp_training_step": "def train_step(:\n"},
                                   omit=("loss_scaler",)),
@@ -49,6 +55,10 @@ def test_collected_once_grades_like_fresh_sessions(submissions, monkeypatch):
         assert fresh["solution"].score == fresh["solution"].max_score
         assert fresh["wrong"].score < fresh["wrong"].max_score
         assert fresh["broken"].score < fresh["wrong"].score
+        refused = [test for test in fresh["delegates"].tests if test.module == "loss_scaler"]
+        assert refused and not any(test.passed for test in refused)
+        assert all("built by hand" in str(test.detail) for test in refused)
+        assert all(test.passed for test in fresh["delegates"].tests if test.module != "loss_scaler")
 
         # --module inside a collected session runs only that module's tests, as a fresh one does
         only = suites.kept_collected(True, lambda: engine.grade_submission(

@@ -44,6 +44,7 @@ class GradingPlugin:
 
     def __init__(self, sandboxes, run_seed, modules=None):
         self.collection_errors = []
+        self._descriptions = {}  # nodeid -> what _described found (kept across reset)
         self.reset(sandboxes, run_seed, modules)
 
     def reset(self, sandboxes, run_seed, modules=None):
@@ -72,8 +73,10 @@ class GradingPlugin:
 
     # The fixtures read the running test from the plugin (set by :meth:`begin`), not
     # from pytest's ``request``: a request fixture is rebuilt, signature and all,
-    # for every fixture of every test.
-    @pytest.fixture
+    # for every fixture of every test. ``student`` and ``submission_source`` are the
+    # same for every test of a suite file (its ``module`` marker), so they are set up
+    # once per file: each grade's last test tears them down with everything else.
+    @pytest.fixture(scope="module")
     def student(self):
         """The sandboxed student module named by the test file's ``module`` marker."""
         return self.sandbox(_marker_value(self._current, "module"))
@@ -82,7 +85,7 @@ class GradingPlugin:
     def seed(self):
         return per_test_seed(self.run_seed, self._current.nodeid)
 
-    @pytest.fixture
+    @pytest.fixture(scope="module")
     def submission_source(self):
         """The student's source text of this test's module ('' if missing)."""
         module = _marker_value(self._current, "module")
@@ -144,22 +147,31 @@ class GradingPlugin:
             self.record(item, report.passed, call.excinfo.value if call.excinfo else None, report)
 
     # -- feedback -----------------------------------------------------------
+    def _described(self, item):
+        """What the test's markers and docstring say about it (the same for every grade)."""
+        described = self._descriptions.get(item.nodeid)
+        if described is None:
+            module = _marker_value(item, "module") or "grader"
+            # A test that names no exercise module (e.g. a suite file replaced by a
+            # student) is reported but worth nothing.
+            points = (_points(_marker_value(item, "points", 1)) if module in active_assignment.current().modules
+                      else 0.0)
+            described = self._descriptions[item.nodeid] = (
+                module, _marker_value(item, "visibility", "hidden") == "visible", points,
+                _todo(_marker_value(item, "todo", 0)), _marker_value(item, "hint", None), _title(item))
+        return described
+
     def _record(self, item, passed, error, report=None):
         """``error``: what the test raised (None: passed, or no exception to show)."""
-        module = _marker_value(item, "module") or "grader"
-        visible = _marker_value(item, "visibility", "hidden") == "visible"
-        # A test that names no exercise module (e.g. a suite file replaced by a
-        # student) is reported but worth nothing.
-        points = _points(_marker_value(item, "points", 1)) if module in active_assignment.current().modules else 0.0
-        todo = _todo(_marker_value(item, "todo", 0))
+        module, visible, points, todo, hint, title = self._described(item)
         if not passed and os.environ.get("AUTOGRADER_DEBUG"):
             shown = report.longreprtext if report is not None else "".join(traceback.format_exception(error))
             print(f"--- {item.nodeid}\n{shown}", file=sys.__stderr__)
         result = TestResult(
-            name=_title(item), module=module, max_score=points, score=points if passed else 0.0,
+            name=title, module=module, max_score=points, score=points if passed else 0.0,
             passed=passed, output="", visibility="visible" if visible else "hidden",
             test_id=item.nodeid.split("::")[-1], todo=todo, blamed=0 if passed else todo,
-            hint=_marker_value(item, "hint", None),
+            hint=hint,
             duration=round(time.monotonic() - self._started.get(item.nodeid, time.monotonic()), 3))
         if not passed:
             self._failure(result, error, visible)

@@ -7,9 +7,10 @@ from autograder.i18n import _
 from autograder.judging.judge import Mistake
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def no_delegation(submission_source):
-    """Module 2 earns nothing while it delegates to PyTorch's scaler."""
+    """Module 2 earns nothing while it delegates to PyTorch's scaler (checked once per
+    suite file: a delegation fails each of its tests with the same feedback)."""
     found = find_delegation(submission_source)
     if found:
         line, what = found

@@ -42,7 +42,7 @@ from autograder.judging.judge import (expect, expect_relative_error, numbers_mes
 pytestmark = [pytest.mark.module("loss_scaler"), pytest.mark.visibility("hidden")]
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def built_by_hand(no_delegation):
     """Every loss_scaler test first checks that the module does not delegate."""
 

@@ -16,7 +16,7 @@ CALL_TODO = {"scale": SCALE, "unscale_": UNSCALE, "step": STEP, "update": UPDATE
              "__init__": STATE}
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def built_by_hand(no_delegation):
     """Every loss_scaler test first checks that the module does not delegate."""
 
