@@ -101,6 +101,8 @@ class StudentError:
 
 @dataclass
 class Outcome:
+    """A call's result; ``args_after``/``kwargs_after`` (the arguments as the call left
+    them) only from :meth:`Sandbox.call_watching_inputs`."""
     ok: bool
     value: object = None
     args_after: list = field(default_factory=list)
@@ -306,10 +308,20 @@ class Sandbox:
 
     def call(self, function, *args, timeout=None, **kwargs):
         """Call ``<module>.<function>(*args, **kwargs)`` in the worker."""
-        return self._send({"op": "call", "function": function,
-                           "args": [wire.encode_value(arg) for arg in args],
-                           "kwargs": {key: wire.encode_value(value) for key, value in kwargs.items()}},
-                          timeout)
+        return self._call(function, args, kwargs, timeout, inputs_after=False)
+
+    def call_watching_inputs(self, function, *args, timeout=None, **kwargs):
+        """As :meth:`call`, and the arguments come back as the call left them
+        (``args_after``, ``kwargs_after``): did it change its inputs?"""
+        return self._call(function, args, kwargs, timeout, inputs_after=True)
+
+    def _call(self, function, args, kwargs, timeout, inputs_after):
+        message = {"op": "call", "function": function,
+                   "args": [wire.encode_value(arg) for arg in args],
+                   "kwargs": {key: wire.encode_value(value) for key, value in kwargs.items()}}
+        if inputs_after:  # asked for only where a test looks: sending them back costs both sides
+            message["inputs_after"] = True
+        return self._send(message, timeout)
 
     def scenario(self, name, spec, timeout=None):
         """Run the trusted scenario ``name`` with the student module plugged in."""

@@ -145,6 +145,8 @@ class Worker:
             args = [wire.decode_value(item) for item in request.get("args", [])]
             kwargs = {key: wire.decode_value(item) for key, item in request.get("kwargs", {}).items()}
             value = function(*args, **kwargs)
+            if not request.get("inputs_after"):
+                return {"value": wire.encode_value(value)}
             return {"value": wire.encode_value(value),
                     "args_after": wire.encode_value(args),
                     "kwargs_after": wire.encode_value(kwargs)}

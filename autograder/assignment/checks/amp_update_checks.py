@@ -238,7 +238,7 @@ def upstream_fault(student, scaled, scale):
     global_grad_norm (TODO 2) is wrong on these very gradients, else (None, None)."""
     if not (isinstance(scale, (int, float)) and scale > 0):
         return None, None
-    outcome = student.call("unscale_gradients", scaled, scale)
+    outcome = student.call_watching_inputs("unscale_gradients", scaled, scale)
     if not outcome.ok:
         if outcome.error.kind == "exception":
             return 1, _("unscale_gradients raises {error} on these gradients.", error=outcome.error.headline())

@@ -80,7 +80,7 @@ def test_unscale_leaves_inputs_untouched(student, seed):
     rng, gen = random.Random(seed), torch.Generator().manual_seed(seed)
     scaled = draw_gradients(gen, 7, magnitude=100.0)
     scale = rng.uniform(3.0, 300.0)
-    outcome = student.call("unscale_gradients", scaled, scale)
+    outcome = student.call_watching_inputs("unscale_gradients", scaled, scale)
     check_gradients(value_of(outcome, FILE), unscaled_reference(scaled, scale), _("the returned gradients"),
                     scale_factors(scale))
     expect_inputs_untouched(outcome.args_after[0] if outcome.args_after else None, scaled, scale)

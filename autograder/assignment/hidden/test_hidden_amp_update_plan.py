@@ -199,7 +199,7 @@ def test_plan_leaves_inputs_untouched(student, seed):
     skipped = draw_gradients(gen, 4, dtypes=(torch.float32,), magnitude=scale)
     skipped[2] = torch.tensor([2.0, math.nan, -1.0]) * scale
     for gradients, step in ((finite, True), (skipped, False)):
-        outcome = student.call("plan_mixed_precision_update", gradients, scale, 0.01)
+        outcome = student.call_watching_inputs("plan_mixed_precision_update", gradients, scale, 0.01)
         plan = plan_value(outcome)
         with blaming_upstream(student, gradients, scale):
             expect_inputs_untouched(outcome.args_after[0] if outcome.args_after else None, gradients, scale)

@@ -34,7 +34,7 @@ def plan_of(student, *args, **kwargs):
 def test_unscale_without_mutation(student):
     """unscale_gradients restores the real scale and leaves its input alone"""
     source = torch.tensor([6.0, 8.0])
-    outcome = student.call("unscale_gradients", [source, None], 2.0)
+    outcome = student.call_watching_inputs("unscale_gradients", [source, None], 2.0)
     gradients = value_of(outcome, FILE)
     expect(isinstance(gradients, list) and len(gradients) == 2,
            _("expected a list of 2 entries, got {got}.", got=repr(gradients)))
