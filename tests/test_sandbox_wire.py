@@ -99,6 +99,55 @@ def test_a_trickling_answer_runs_into_the_call_deadline():
         right.close()
 
 
+def test_a_frame_larger_than_the_socket_buffer_drains_as_the_peer_reads():
+    """A request far above the socket's buffer goes out in pieces while the other
+    side reads, within the deadline, and arrives whole; the same socket then serves
+    frames without a deadline (blocking) and with one again."""
+    import threading
+    import time
+
+    left, right = socket.socketpair()
+    big = {"op": "call", "args": ["x" * (8 * 2**20)]}
+    got = []
+
+    def read_slowly():
+        time.sleep(0.2)  # the sender fills the buffer and has to wait for room
+        got.append(wire.recv_frame(right, deadline=time.monotonic() + 30))
+        got.append(wire.recv_frame(right))
+        got.append(wire.recv_frame(right, deadline=time.monotonic() + 30))
+
+    reader = threading.Thread(target=read_slowly)
+    reader.start()
+    with left, right:
+        wire.send_frame(left, big, deadline=time.monotonic() + 30)
+        wire.send_frame(left, {"n": 1})
+        wire.send_frame(left, {"n": 2}, deadline=time.monotonic() + 30)
+        reader.join(30)
+    assert got == [big, {"n": 1}, {"n": 2}]
+
+
+def test_a_peer_that_never_reads_runs_the_sender_into_its_deadline():
+    import time
+
+    left, right = socket.socketpair()
+    with left, right:
+        started = time.monotonic()
+        with pytest.raises(socket.timeout):
+            wire.send_frame(left, {"data": "x" * (8 * 2**20)}, deadline=time.monotonic() + 0.5)
+        assert time.monotonic() - started < 2.0
+
+
+def test_nothing_sent_runs_the_reader_into_its_deadline():
+    import time
+
+    left, right = socket.socketpair()
+    with left, right:
+        started = time.monotonic()
+        with pytest.raises(socket.timeout):
+            wire.recv_frame(right, deadline=time.monotonic() + 0.3)
+        assert 0.25 < time.monotonic() - started < 2.0
+
+
 @pytest.mark.parametrize("payload, message", [
     (b'{"id": 1, "v": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
     (b'{"id": 1, "v": NaN}', "constant"),

@@ -11,6 +11,7 @@ survives the trip.
 import binascii
 import json
 import math
+import select
 import socket
 import struct
 import time
@@ -182,37 +183,81 @@ def _remaining(deadline):
     return left
 
 
+def _refuse_constant(name):
+    raise WireError(f"non-standard JSON constant {name}")
+
+
+# Made once: json.dumps/json.loads with options build a new coder on every call.
+_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_LENGTH = struct.Struct(">I")
+
+
+def _set_mode(sock, deadline):
+    """Blocking without a deadline; otherwise non-blocking, waiting in :func:`_wait`.
+    Only a change of mode costs a system call: a socket keeps its mode from frame
+    to frame, where a timeout set per read would cost one, and a poll, every time."""
+    mode = None if deadline is None else 0.0
+    if sock.gettimeout() != mode:
+        sock.settimeout(mode)
+
+
+def _wait(sock, writing, deadline):
+    """Until ``sock`` can be read (written), at most until ``deadline``."""
+    if hasattr(select, "poll"):  # no limit on the descriptor's number
+        poller = select.poll()
+        poller.register(sock, select.POLLOUT if writing else select.POLLIN)
+        ready = poller.poll(_remaining(deadline) * 1000)
+    else:  # Windows
+        watched = [sock]
+        ready = any(select.select([] if writing else watched, watched if writing else [], [], _remaining(deadline))[:2])
+    if not ready:
+        raise socket.timeout("timed out")
+
+
 def send_frame(sock, message, deadline=None):
-    payload = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    sock.settimeout(_remaining(deadline))
-    sock.sendall(struct.pack(">I", len(payload)) + payload)
+    payload = _ENCODER.encode(message).encode("utf-8")
+    data = _LENGTH.pack(len(payload)) + payload
+    _set_mode(sock, deadline)
+    if deadline is None:
+        sock.sendall(data)
+        return
+    view = memoryview(data)
+    while view:
+        _remaining(deadline)  # one deadline for the whole frame, however slowly it drains
+        try:
+            view = view[sock.send(view):]
+        except BlockingIOError:
+            _wait(sock, True, deadline)
 
 
 def _recv_exact(sock, size, deadline):
     chunks, remaining = [], size
     while remaining:
-        sock.settimeout(_remaining(deadline))  # one deadline for the whole frame: no trickling
-        chunk = sock.recv(min(remaining, 1 << 20))
+        if deadline is not None:
+            _remaining(deadline)  # one deadline for the whole frame: no trickling
+        try:
+            chunk = sock.recv(min(remaining, 1 << 20))
+        except BlockingIOError:
+            _wait(sock, False, deadline)
+            continue
         if not chunk:
             raise EOFError("connection closed")
         chunks.append(chunk)
         remaining -= len(chunk)
-    return b"".join(chunks)
-
-
-def _refuse_constant(name):
-    raise WireError(f"non-standard JSON constant {name}")
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def recv_frame(sock, deadline=None, max_bytes=MAX_FRAME_BYTES):
     """Read one frame before ``deadline`` (a ``time.monotonic()`` value); raises
     EOFError, socket.timeout or WireError."""
-    (size,) = struct.unpack(">I", _recv_exact(sock, 4, deadline))
+    _set_mode(sock, deadline)
+    (size,) = _LENGTH.unpack(_recv_exact(sock, 4, deadline))
     if size > max_bytes:
         raise WireError(f"frame too large ({size} bytes, at most {max_bytes})")
     payload = _recv_exact(sock, size, deadline)
     try:
-        message = json.loads(payload.decode("utf-8"), parse_constant=_refuse_constant)
+        message = _DECODER.decode(payload.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WireError(f"malformed frame: {exc}") from None
     except RecursionError:
