@@ -24,6 +24,12 @@ def test_non_contiguous_and_zero_dim_tensors():
     tensor = torch.arange(12.0).reshape(3, 4).t()
     assert torch.equal(roundtrip(tensor), tensor)
     assert roundtrip(torch.tensor(2.5)).shape == ()
+    # views whose memory is not the values in order: the bytes sent are the values'
+    offset, every_other = torch.arange(10.0)[3:], torch.arange(10, dtype=torch.int64)[::2]
+    expanded, column = torch.tensor([[1.5], [2.5]]).expand(2, 4), torch.arange(6.0).reshape(2, 3)[:, 1:]
+    for view in (offset, every_other, expanded, column, torch.empty(0, 3), torch.empty(2, 0, dtype=torch.float16)):
+        back = roundtrip(view)
+        assert back.dtype == view.dtype and back.shape == view.shape and torch.equal(back, view)
 
 
 def test_structures_and_special_floats():
