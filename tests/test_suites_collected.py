@@ -70,6 +70,41 @@ def test_collected_once_grades_like_fresh_sessions(submissions, monkeypatch):
         boxes.close()
 
 
+def test_a_grade_cut_short_leaves_nothing_set_up_for_the_next(submissions, monkeypatch):
+    """A grade that ends in the grader's own error half-way (before its last test
+    tore everything down) hands nothing to the next grade in the same collected
+    session (watch, a batch's grading process): no fixture of it, such as the
+    previous submission's sandbox, serves the next submission."""
+    from autograder.judging import test_loop
+    from autograder.sandbox.boxes import start_boxes
+
+    boxes = start_boxes()
+    try:
+        fresh = engine.grade_submission(submissions["wrong"], seed=SEED, boxes=boxes)
+        real = test_loop.run_test
+        ran = []
+
+        def cut_short(item, following, plugin, timeout):
+            real(item, following, plugin, timeout)
+            ran.append(item)
+            if len(ran) == 30:  # in the middle of a suite file: its fixtures are still set up
+                assert following is not None and following.parent is item.parent
+                raise RuntimeError("the grader's own bug")
+
+        def work():
+            monkeypatch.setattr(test_loop, "run_test", cut_short)
+            with pytest.raises(RuntimeError, match="own bug"):
+                engine.grade_submission(submissions["solution"], seed=SEED, boxes=boxes)
+            monkeypatch.setattr(test_loop, "run_test", real)
+            return engine.grade_submission(submissions["wrong"], seed=SEED, boxes=boxes)
+
+        after = suites.kept_collected(True, work)
+        assert len(ran) == 30
+        assert report_view(after) == report_view(fresh)
+    finally:
+        boxes.close()
+
+
 def test_what_the_work_raises_comes_out(monkeypatch):
     """Ctrl-C in a batch must reach the batch, not pytest's own interrupt report."""
     def interrupted():

@@ -167,6 +167,10 @@ def run(sandboxes, seed, include_hidden, modules=None):
     try:
         if collected is not None:
             plugin = collected.plugin
+            # Whatever an earlier grade left set up (it ended in the grader's own error
+            # before its last teardown) goes first: no fixture of it -- a sandbox of the
+            # previous submission above all -- may serve this one.
+            test_loop.tear_down_everything(collected.session)
             plugin.reset(sandboxes, seed, modules)
             _run_items(collected.session, plugin)
         else:

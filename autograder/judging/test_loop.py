@@ -89,6 +89,14 @@ def run_test(item, following, plugin, timeout):
         item.funcargs = None
 
 
+def tear_down_everything(session):
+    """Finish every node and fixture still set up in ``session`` (nothing, normally:
+    each run's last test tears everything down)."""
+    state = getattr(session, "_setupstate", None)
+    if hasattr(state, "teardown_exact"):
+        _raised(lambda: state.teardown_exact(None))
+
+
 def run_items(items, plugin, timeout):
     """Every item in order, on the loop above where it fits, else pytest's protocol."""
     for index, item in enumerate(items):
