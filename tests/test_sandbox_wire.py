@@ -105,7 +105,17 @@ def test_a_trickling_answer_runs_into_the_call_deadline():
         right.close()
 
 
-def test_a_frame_larger_than_the_socket_buffer_drains_as_the_peer_reads():
+@pytest.fixture(params=["poll", "select"])
+def waiting(request, monkeypatch):
+    """Both ways of waiting for a socket: poll, and select where there is none (Windows)."""
+    import select
+
+    if request.param == "select":
+        monkeypatch.delattr(select, "poll")
+    return request.param
+
+
+def test_a_frame_larger_than_the_socket_buffer_drains_as_the_peer_reads(waiting):
     """A request far above the socket's buffer goes out in pieces while the other
     side reads, within the deadline, and arrives whole; the same socket then serves
     frames without a deadline (blocking) and with one again."""
@@ -132,7 +142,7 @@ def test_a_frame_larger_than_the_socket_buffer_drains_as_the_peer_reads():
     assert got == [big, {"n": 1}, {"n": 2}]
 
 
-def test_a_peer_that_never_reads_runs_the_sender_into_its_deadline():
+def test_a_peer_that_never_reads_runs_the_sender_into_its_deadline(waiting):
     import time
 
     left, right = socket.socketpair()
@@ -143,7 +153,7 @@ def test_a_peer_that_never_reads_runs_the_sender_into_its_deadline():
         assert time.monotonic() - started < 2.0
 
 
-def test_nothing_sent_runs_the_reader_into_its_deadline():
+def test_nothing_sent_runs_the_reader_into_its_deadline(waiting):
     import time
 
     left, right = socket.socketpair()

@@ -208,8 +208,9 @@ def _wait(sock, writing, deadline):
         poller.register(sock, select.POLLOUT if writing else select.POLLIN)
         ready = poller.poll(_remaining(deadline) * 1000)
     else:  # Windows
-        watched = [sock]
-        ready = any(select.select([] if writing else watched, watched if writing else [], [], _remaining(deadline))[:2])
+        readable, writable, _ = select.select([] if writing else [sock], [sock] if writing else [], [],
+                                              _remaining(deadline))
+        ready = readable or writable
     if not ready:
         raise socket.timeout("timed out")
 
