@@ -49,6 +49,18 @@ def make_submission(directory, overrides=None, omit=()):
     return directory
 
 
+def box_specs(tmp_path, overrides=None):
+    """The boxes' specs of a submission (the solutions, ``overrides`` replacing modules)
+    taken into a grading area under ``tmp_path``, with a uid of its own."""
+    from autograder.intake import submission
+    from autograder.sandbox import uids
+
+    make_submission(tmp_path / "sub", overrides)
+    uid = uids.allocate(1)[0]
+    (tmp_path / "area").mkdir()
+    return submission.take(tmp_path / "sub", tmp_path / "area", uid, uid)[0]
+
+
 def copy_tree(source, destination):
     shutil.copytree(source, destination, ignore=shutil.ignore_patterns("__pycache__"))
     return destination

@@ -45,3 +45,18 @@ def test_what_the_codec_cannot_carry_is_never_kept():
     reference_cache.cached("run", {"not json": {1, 2}}, compute)
     reference_cache.cached("run", {"not json": {1, 2}}, compute)
     assert calls == [1, 1]
+
+
+def test_gradscaler_update_rule_from_the_cache_is_the_rule_run_afresh():
+    """update_scale's reference (GradScaler's own update) is run once per case; the
+    cached answer is the fresh one, types included (a float scale, an int tracker)."""
+    from autograder.assignment.hidden import loss_scaler_checks as checks
+
+    cases = [(1024.0, 0, False, 2.0, 0.5, 1), (96.0, 4, True, 3.0, 0.25, 5), (3e30, 0, False, 10.0, 0.5, 1),
+             (48.0, 9, False, 4.0, 0.125, 5)]
+    for case in cases:
+        fresh = checks._gradscaler_update(*case)
+        assert checks.gradscaler_rule(*case) == fresh  # computed
+        cached = checks.gradscaler_rule(*case)           # found
+        assert cached == fresh and type(cached[0]) is float and type(cached[1]) is int
+    assert len(reference_cache._known) == len(cases)

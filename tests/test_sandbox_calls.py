@@ -3,11 +3,9 @@
 see what the call did to them; every other call is answered with its value alone."""
 import torch
 
-from autograder.intake import submission
-from autograder.sandbox import uids
 from autograder.sandbox.boxes import start_boxes
 from autograder.sandbox.client import Limits, Sandbox
-from helpers import make_submission
+from helpers import box_specs
 
 IN_PLACE = '''
 def unscale_gradients(scaled_gradients, scale):
@@ -19,10 +17,7 @@ def unscale_gradients(scaled_gradients, scale):
 
 
 def test_the_arguments_come_back_only_when_asked_for(tmp_path):
-    make_submission(tmp_path / "sub", {"amp_update": IN_PLACE})
-    uid = uids.allocate(1)[0]
-    (tmp_path / "area").mkdir()
-    specs, _ = submission.take(tmp_path / "sub", tmp_path / "area", uid, uid)
+    specs = box_specs(tmp_path, {"amp_update": IN_PLACE})
     boxes = start_boxes()
     try:
         sandbox = Sandbox("amp_update", specs["amp_update"], boxes, Limits())

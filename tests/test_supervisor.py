@@ -7,7 +7,7 @@ import time
 import pytest
 
 from autograder.sandbox import uids
-from helpers import make_submission, outliving, running
+from helpers import box_specs, outliving, running
 
 pytestmark = pytest.mark.skipif(not uids.running_as_root() or not hasattr(os, "pidfd_open"),
                                 reason="the zygote keeps boxes itself as root only")
@@ -29,23 +29,13 @@ def _stat(pid):
         return stat.read().rsplit(")", 1)[1].split()
 
 
-def _specs(tmp_path, overrides=None):
-    """The boxes' specs of a submission taken into a grading area, with a uid of its own."""
-    from autograder.intake import submission
-
-    make_submission(tmp_path / "sub", overrides)
-    uid = uids.allocate(1)[0]
-    (tmp_path / "area").mkdir()
-    return submission.take(tmp_path / "sub", tmp_path / "area", uid, uid)[0]
-
-
 def test_the_worker_is_the_zygotes_child_and_takes_everything_with_it(tmp_path):
     from autograder.sandbox.boxes import start_boxes
     from autograder.sandbox.client import Limits, Sandbox
 
     boxes = start_boxes()
     try:
-        specs = _specs(tmp_path, {"amp_update": FORKER})
+        specs = box_specs(tmp_path, {"amp_update": FORKER})
         sandbox = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
         outcome = sandbox.call("unscale_gradients", [], 1.0)
         assert outcome.ok, outcome.error
@@ -75,15 +65,12 @@ def test_the_worker_is_the_zygotes_child_and_takes_everything_with_it(tmp_path):
 
 def test_a_judge_that_dies_takes_its_boxes_with_it(tmp_path):
     """The zygote's first channel closing (the judge gone) ends every box it keeps."""
-    from autograder.intake import submission
     from autograder.sandbox.boxes import start_boxes
     from autograder.sandbox.client import Limits, Sandbox
 
-    make_submission(tmp_path / "sub", {"amp_update": FORKER})
+    specs = box_specs(tmp_path, {"amp_update": FORKER})
+    uid = specs["amp_update"]["uid"]
     boxes = start_boxes()
-    uid = uids.allocate(1)[0]
-    (tmp_path / "area").mkdir()
-    specs, _ = submission.take(tmp_path / "sub", tmp_path / "area", uid, uid)
     sandbox = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
     assert sandbox.call("unscale_gradients", [], 1.0).ok
     worker, zygote = sandbox._box.pid, boxes.process.pid
@@ -105,7 +92,7 @@ def test_a_zygote_out_of_descriptors_refuses_that_box_and_keeps_serving(tmp_path
 
     boxes = start_boxes()
     try:
-        specs = _specs(tmp_path)
+        specs = box_specs(tmp_path)
         first = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
         assert first.call("global_grad_norm", []).ok  # the zygote is up and idle
         first.close()

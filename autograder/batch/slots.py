@@ -13,6 +13,10 @@ a slot keeps -- imported modules, the reference runs of
 :mod:`autograder.judging.reference_cache` -- depends on the seed alone, as it
 would for one student. A slot that dies, fails or outlives its student's
 ``--timeout`` is killed with what it was grading; the next student gets a new one.
+
+Each slot runs on a CPU of its own where there are enough (:func:`slot_cpu`), and
+so do the boxes it asks for: a call and its answer, dozens a test, then wake each
+other on one CPU instead of across two.
 """
 import contextlib
 import json
@@ -31,10 +35,11 @@ from autograder.sandbox.confine import limits
 class Slot:
     """One grading process, as the batch's judge sees it."""
 
-    def __init__(self, pid, jobs_w, done_r):
+    def __init__(self, pid, jobs_w, done_r, cpu=None):
         self.pid = pid
         self.jobs_w = jobs_w
         self.done_r = done_r
+        self.cpu = cpu
         self.job = None
         self.buffered = b""
         self.pidfd = limits.watch_fd(pid)
@@ -112,18 +117,19 @@ class JudgeSlots:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
+        cpu = slot_cpu(_allowed_cpus(), [slot.cpu for slot in self.slots])
         pid = os.fork()
         if pid == 0:
             for fd in [jobs_w, done_r] + [fd for slot in self.slots for fd in slot.fds() + [slot.jobs_w]
                                           if fd is not None]:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-            _slot_main(jobs_r, done_w, channel)  # never returns
+            _slot_main(jobs_r, done_w, channel, cpu)  # never returns
         os.close(jobs_r)
         os.close(done_w)
         channel.close()
         os.set_blocking(done_r, False)
-        slot = Slot(pid, jobs_w, done_r)
+        slot = Slot(pid, jobs_w, done_r, cpu)
         self.slots.append(slot)
         return slot
 
@@ -177,9 +183,23 @@ class JudgeSlots:
             self._retire(slot, kill=not slot.ended())
 
 
-def _slot_main(jobs_r, done_w, channel):
+def _allowed_cpus():
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+
+def slot_cpu(allowed, taken):
+    """The CPU for a new slot: of the ``allowed`` ones, the one the fewest live slots
+    (their CPUs: ``taken``) run on, the lowest first; None where there is no choice
+    to make (one CPU, or no affinity here)."""
+    if len(allowed) < 2:
+        return None
+    return min(allowed, key=lambda cpu: (taken.count(cpu), cpu))
+
+
+def _slot_main(jobs_r, done_w, channel, cpu=None):
     """The slot: one student per line of ``jobs_r``, an answer each on ``done_w``;
-    ``os._exit`` at the end of its input or after a failure of its own."""
+    ``os._exit`` at the end of its input or after a failure of its own. ``cpu``:
+    where it and its boxes run (:func:`slot_cpu`)."""
     try:
         os.setpgid(0, 0)  # Ctrl-C reaches the batch's judge only; it cleans up
         for name in ("SIGINT", "SIGTERM", "SIGHUP"):
@@ -191,6 +211,10 @@ def _slot_main(jobs_r, done_w, channel):
         from autograder.sandbox.boxes import boxes_from_channel
 
         boxes = boxes_from_channel(channel)
+        if cpu is not None:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, {cpu})
+                boxes.cpus = [cpu]
         with os.fdopen(jobs_r, "rb") as orders:
             for line in orders:
                 graded = _grade_one(json.loads(line.decode()), boxes)

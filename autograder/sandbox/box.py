@@ -169,6 +169,7 @@ def worker_main(config, worker_sock, log_fd, report_fd, flags, problems):
     code = 0
     try:
         namespaces.die_with_parent()
+        run_on_cpus(config.get("cpus"))
         keep = {worker_sock.fileno(), log_fd, report_fd}
         for fd in _open_fds():
             if fd > 2 and fd not in keep:
@@ -194,6 +195,22 @@ def worker_main(config, worker_sock, log_fd, report_fd, flags, problems):
         code = code or 70
     finally:
         os._exit(code)
+
+
+def run_on_cpus(cpus):
+    """Keep this process (and whatever it starts) on ``cpus``, the CPUs of the
+    grading process that asked for the box (a batch pins each to one): a call
+    and its answer then wake each other on one CPU instead of across two. Only
+    CPUs this process may use count; where none is left, or there is no affinity
+    (macOS), nothing changes: where a box runs is never a matter of confinement."""
+    if not cpus or not isinstance(cpus, list) or not hasattr(os, "sched_setaffinity"):
+        return
+    chosen = {cpu for cpu in cpus if type(cpu) is int} & os.sched_getaffinity(0)
+    if chosen:
+        try:
+            os.sched_setaffinity(0, chosen)
+        except OSError:
+            pass
 
 
 def _open_fds():

@@ -155,6 +155,7 @@ class ZygoteBoxes:
         self.process = process
         self._ready = (channel is not None and process is None) if ready is None else ready
         self.error = None
+        self.cpus = None  # the CPUs the boxes asked for here run on (box.run_on_cpus); None: any
 
     @classmethod
     def start(cls):
@@ -202,6 +203,8 @@ class ZygoteBoxes:
         """Fork a box for ``config``; it confines itself while the caller goes on
         (:meth:`finish_box` waits for that). Several boxes confine in parallel."""
         self._wait_ready()
+        if self.cpus:
+            config = dict(config, cpus=list(self.cpus))
         worker_ours, worker_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         keeper_ours, keeper_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         log_fd = os.open(config["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),

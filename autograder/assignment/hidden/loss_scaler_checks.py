@@ -21,6 +21,7 @@ import torch
 from autograder.assignment import scenarios
 from autograder.assignment.checks import references
 from autograder.i18n import _
+from autograder.judging import reference_cache
 from autograder.judging.judge import (Mistake, describe_raised, expect, expect_relative_error, known_ratio,
                                       numbers_message, raised_is, value_of)
 from autograder.assignment.checks.loss_scaler_probe import step_lacks_own_unscale, step_skips_its_own_unscale
@@ -70,7 +71,15 @@ def call_text(scale, tracker, found_inf, options):
 
 def gradscaler_rule(scale, tracker, found_inf, growth_factor, backoff_factor, growth_interval):
     """One update() of the real GradScaler from a loaded (scale, tracker): the rule
-    update_scale must follow, whatever the tracker (never assumed here)."""
+    update_scale must follow, whatever the tracker (never assumed here). The same
+    for every student of a class (the cases come from the seed): run once each."""
+    spec = [scale, tracker, found_inf, growth_factor, backoff_factor, growth_interval]
+    scale, tracker = reference_cache.cached("gradscaler update rule", spec,
+                                            lambda: _gradscaler_update(*spec))
+    return scale, tracker
+
+
+def _gradscaler_update(scale, tracker, found_inf, growth_factor, backoff_factor, growth_interval):
     scaler = gradscaler(growth_factor=growth_factor, backoff_factor=backoff_factor, growth_interval=growth_interval)
     scaler.load_state_dict({"scale": scale, "growth_factor": growth_factor, "backoff_factor": backoff_factor,
                             "growth_interval": growth_interval, "_growth_tracker": tracker})
