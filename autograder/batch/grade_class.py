@@ -112,6 +112,11 @@ def warm_up(include_hidden=True, report=True):
     import autograder.judging.results  # noqa: F401
 
     engine.preload_judge()
+    # Every grade compares the grader's compiled caches with their sources (GraderGuards);
+    # compared once here, each grading process forked from this one knows the answer.
+    from autograder.intake import grader_guard
+
+    grader_guard.GraderGuards(engine.PACKAGE_DIR, keep_contents=False)
     for optional in ("autograder.batch.manifest", "autograder.intake.integrity",
                      "autograder.reports.terminal", "autograder.reports.summary_md",
                      "autograder.reports.classroom", "autograder.reports.safe_text",

@@ -34,7 +34,7 @@ class GraderGuard:
         self.package_dir = pathlib.Path(package_dir or locations.PACKAGE_DIR)
         self.keep_contents = keep_contents
         self._take_snapshot()
-        self.planted = planted_caches(self.package_dir)  # before this run started
+        self.planted = planted_caches(self.package_dir, self.snapshot)  # before this run started
 
     def _take_snapshot(self):
         self._take_statuses()

@@ -18,13 +18,16 @@ Fast and dependency-free on purpose (no torch): it runs before every grade.
     python -m autograder.intake.integrity [--manifest FILE] [REPO]   # print the flags
 """
 import argparse
+import contextlib
 import hashlib
 import importlib.util
 import json
 import marshal
 import os
 import pathlib
+import stat
 import sys
+import time
 
 from autograder import active_assignment
 from autograder.intake import safe_files
@@ -89,29 +92,92 @@ def _source_of_cache(cache):
     return cache.parent.parent / (cache.name.split(".", 1)[0] + ".py")
 
 
-def planted_caches(folder):
+def planted_caches(folder, statuses=None):
     """Compiled files under ``folder`` that Python could load instead of their
     source but that do not hold that source's code: planted, or stale from an
-    edit. A cache of an unchanged source is fine (Python writes them)."""
+    edit. A cache of an unchanged source is fine (Python writes them).
+
+    Comparing means compiling the source: a cache and its source whose status
+    (inode, size, times) is what it was when they were last compared in this
+    process are not compiled again (:data:`_COMPARED`). ``statuses``: the folder's
+    files as :class:`autograder.intake.grader_guard.GraderGuard` has just listed them
+    (``{relative name: ("file", inode, size, mtime, ctime) or ("link", target)}``),
+    which saves walking it again."""
+    folder = pathlib.Path(folder)
+    if statuses is None:
+        statuses = {}
+        for path in folder.rglob("*.pyc"):
+            with contextlib.suppress(OSError):
+                statuses[path.relative_to(folder).as_posix()] = _status(path)
     found = []
-    for cache in sorted(pathlib.Path(folder).rglob("*.pyc")):
+    for relative in sorted(name for name in statuses if name.endswith(".pyc")):
+        cache = folder / relative
         if "-pytest-" in cache.name:
             continue  # assertion-rewrite caches: the grader runs its suites with --assert=plain
-        relative = cache.relative_to(folder).as_posix()
         source = _source_of_cache(cache)
-        if cache.is_symlink() or source is None or not source.is_file():
+        own = statuses[relative]
+        if own[0] != "file" or source is None:
             found.append(relative)
             continue
         try:
-            data = safe_files.read_relative(folder, relative, MAX_PROTECTED_BYTES)
-            text = safe_files.read_relative(folder, source.relative_to(folder).as_posix(), MAX_PROTECTED_BYTES)
-            if data[:4] != importlib.util.MAGIC_NUMBER:
-                continue  # another Python's cache: this one never loads it
-            if marshal.loads(data[16:]) != compile(text, str(source), "exec", dont_inherit=True):
-                found.append(relative)
-        except (OSError, ValueError, EOFError, TypeError, SyntaxError):
+            of_source = statuses.get(source.relative_to(folder).as_posix()) or _status(source)
+        except OSError:
+            of_source = None
+        if of_source is None or of_source[0] != "file":
+            found.append(relative)
+            continue
+        key = (str(cache), own[1:], of_source[1:])
+        planted = _COMPARED.get(key)
+        if planted is None:
+            planted = _differs_from_source(folder, relative, source)
+            if _settled(key) and key == _comparison_key(cache, source):
+                _COMPARED[key] = planted
+        if planted:
             found.append(relative)
     return found
+
+
+def _status(path):
+    """As the guard lists it: ``("file", inode, size, mtime, ctime)`` or ``("link", target)``
+    (a folder or anything else that is not a regular file reads as ``("other",)``)."""
+    info = os.stat(path, follow_symlinks=False)
+    if stat.S_ISLNK(info.st_mode):
+        return ("link", os.readlink(path))
+    if not stat.S_ISREG(info.st_mode):
+        return ("other",)
+    return ("file", info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+# (cache, its status, its source's status) -> planted? A batch grades every student
+# with the same grader files: each cache is compiled and compared once for the class,
+# not once a student. Any write, rename or utime changes a file's change time; only
+# files older than _SETTLED_S are kept, since two writes within one tick of the
+# kernel's clock can leave the same status.
+_COMPARED = {}
+_SETTLED_S = 2.0
+
+
+def _comparison_key(cache, source):
+    try:
+        return (str(cache), _status(cache)[1:], _status(source)[1:])
+    except OSError:
+        return None
+
+
+def _settled(key):
+    recent = time.time_ns() - int(_SETTLED_S * 1e9)
+    return all(len(status) == 4 and status[3] < recent and status[2] < recent for status in key[1:])
+
+
+def _differs_from_source(folder, relative, source):
+    try:
+        data = safe_files.read_relative(folder, relative, MAX_PROTECTED_BYTES)
+        text = safe_files.read_relative(folder, source.relative_to(folder).as_posix(), MAX_PROTECTED_BYTES)
+        if data[:4] != importlib.util.MAGIC_NUMBER:
+            return False  # another Python's cache: this one never loads it
+        return marshal.loads(data[16:]) != compile(text, str(source), "exec", dont_inherit=True)
+    except (OSError, ValueError, EOFError, TypeError, SyntaxError):
+        return True
 
 
 def _excluded(relative):
