@@ -152,7 +152,8 @@ def _status(path):
 # with the same grader files: each cache is compiled and compared once for the class,
 # not once a student. Any write, rename or utime changes a file's change time; only
 # files older than _SETTLED_S are kept, since two writes within one tick of the
-# kernel's clock can leave the same status.
+# kernel's clock can leave the same status. On Windows st_ctime is the creation time,
+# which a rewrite in place keeps: nothing is kept there.
 _COMPARED = {}
 _SETTLED_S = 2.0
 
@@ -165,6 +166,8 @@ def _comparison_key(cache, source):
 
 
 def _settled(key):
+    if os.name == "nt":
+        return False
     recent = time.time_ns() - int(_SETTLED_S * 1e9)
     return all(len(status) == 4 and status[3] < recent and status[2] < recent for status in key[1:])
 
