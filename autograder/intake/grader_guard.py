@@ -24,7 +24,7 @@ import pathlib
 import time
 
 from autograder import active_assignment, locations
-from autograder.intake.integrity import planted_caches
+from autograder.intake.integrity import file_status, planted_caches
 
 RECENT_S = 2.0
 
@@ -61,13 +61,10 @@ class GraderGuard:
             for entry in entries:
                 name = prefix + entry.name
                 try:
-                    if entry.is_symlink():
-                        statuses[name] = ("link", os.readlink(entry.path))
-                    elif entry.is_dir(follow_symlinks=False):
+                    if entry.is_dir(follow_symlinks=False):
                         pending.append((name + "/", entry.path))
                     else:
-                        info = entry.stat(follow_symlinks=False)
-                        statuses[name] = ("file", info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+                        statuses[name] = file_status(entry.path)
                 except OSError:
                     continue
         return statuses

@@ -101,14 +101,13 @@ def planted_caches(folder, statuses=None):
     (inode, size, times) is what it was when they were last compared in this
     process are not compiled again (:data:`_COMPARED`). ``statuses``: the folder's
     files as :class:`autograder.intake.grader_guard.GraderGuard` has just listed them
-    (``{relative name: ("file", inode, size, mtime, ctime) or ("link", target)}``),
-    which saves walking it again."""
+    (relative name -> :func:`file_status`), which saves walking it again."""
     folder = pathlib.Path(folder)
     if statuses is None:
         statuses = {}
         for path in folder.rglob("*.pyc"):
             with contextlib.suppress(OSError):
-                statuses[path.relative_to(folder).as_posix()] = _status(path)
+                statuses[path.relative_to(folder).as_posix()] = file_status(path)
     found = []
     for relative in sorted(name for name in statuses if name.endswith(".pyc")):
         cache = folder / relative
@@ -120,7 +119,7 @@ def planted_caches(folder, statuses=None):
             found.append(relative)
             continue
         try:
-            of_source = statuses.get(source.relative_to(folder).as_posix()) or _status(source)
+            of_source = statuses.get(source.relative_to(folder).as_posix()) or file_status(source)
         except OSError:
             of_source = None
         if of_source is None or of_source[0] != "file":
@@ -137,14 +136,13 @@ def planted_caches(folder, statuses=None):
     return found
 
 
-def _status(path):
-    """As the guard lists it: ``("file", inode, size, mtime, ctime)`` or ``("link", target)``
-    (a folder or anything else that is not a regular file reads as ``("other",)``)."""
+def file_status(path):
+    """What a file is, as the grader's guards compare it: ``("link", target)`` for a
+    symbolic link, else ``("file", inode, size, mtime, ctime)`` (any write, rename,
+    link or utime changes the last)."""
     info = os.stat(path, follow_symlinks=False)
     if stat.S_ISLNK(info.st_mode):
         return ("link", os.readlink(path))
-    if not stat.S_ISREG(info.st_mode):
-        return ("other",)
     return ("file", info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
@@ -160,7 +158,7 @@ _SETTLED_S = 2.0
 
 def _comparison_key(cache, source):
     try:
-        return (str(cache), _status(cache)[1:], _status(source)[1:])
+        return (str(cache), file_status(cache)[1:], file_status(source)[1:])
     except OSError:
         return None
 
@@ -169,7 +167,7 @@ def _settled(key):
     if os.name == "nt":
         return False
     recent = time.time_ns() - int(_SETTLED_S * 1e9)
-    return all(len(status) == 4 and status[3] < recent and status[2] < recent for status in key[1:])
+    return all(status[3] < recent and status[2] < recent for status in key[1:])
 
 
 def _differs_from_source(folder, relative, source):
