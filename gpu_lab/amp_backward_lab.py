@@ -790,8 +790,8 @@ def render_chart(record: dict, png_path: Path) -> None:
             time_ax.scatter([position + 0.3], [path["step_p95_ms"]], marker="<", color="tab:red",
                             zorder=4, label="P95 (nearest rank)" if position == 1 else None)
         time_ax.set_xticks([1, 2], names)
-        time_ax.legend(loc="lower right")
-        time_ax.set_title("step time per measured update (box: quartiles, whiskers: min-max)")
+        time_ax.legend(loc="best")  # wherever it hides the fewest points
+        time_ax.set_title("step time per measured update\n(box: quartiles, whiskers: min-max)")
     else:  # records without per-step times (e.g. the chapter's) still show median and P95
         xs = range(len(names))
         medians = [path["step_median_ms"] or 0.0 for path in (base, cand)]
@@ -812,6 +812,7 @@ def render_chart(record: dict, png_path: Path) -> None:
     else:
         bars = memory_ax.bar(names, peaks, color=["tab:blue", "tab:orange"])
         memory_ax.bar_label(bars, fmt="%.0f MB")
+        memory_ax.margins(y=0.1)  # room above the tallest bar for its label
         memory_ax.set_ylabel("MiB (max_memory_allocated)")
     memory_ax.set_title("peak allocated memory")
 
