@@ -24,3 +24,18 @@ def test_batch_benchmark_gives_a_ratio_per_round_and_their_median(capsys):
     assert out.count("ratio (per submission, --jobs 1):") == 2
     assert "median ratio over 2 rounds (--jobs 1):" in out
     assert "totals identical for the 1 student(s) graded both ways, in each of the 2 rounds" in out
+
+
+def test_lab_step_profile_rehearses_on_the_cpu():
+    """The GPU-lab step profile (wall vs GPU-busy time per precision path) runs its CPU rehearsal
+    end to end: one row per path, ratios to FP32, no figure asserted."""
+    import subprocess
+    import sys
+
+    script = ROOT / "benchmarks" / "bench_lab_step_profile.py"
+    done = subprocess.run([sys.executable, str(script), "--rehearse", "--rounds", "2", "--profiled-steps", "1"],
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line.split() for line in done.stdout.splitlines() if line.split()[:1] in (["fp32"], ["fp16"], ["bf16"])]
+    assert [row[0] for row in rows] == ["fp32", "fp16", "bf16"], done.stdout
+    assert rows[0][-1] == "1.00" and all(float(row[1]) > 0 for row in rows), done.stdout

@@ -95,6 +95,41 @@ def test_smoke_record_is_not_a_claim(repo):
     assert lab_run(repo, ("cpu_smoke_sample.json", "smoke")) == ([], {})
 
 
+def committed_records():
+    return sorted((ROOT / RESULTS_DIR).glob("train-amp-backward_*.json"))
+
+
+def test_every_committed_reference_record_is_listed_and_checks():
+    """The course's reference runs in this repository's results folder are listed by content in
+    REFERENCE_RECORDS (a new one must be added there) and stay valid, plausible, uncredited
+    records for check-lab."""
+    import hashlib
+
+    from autograder.assignment.lab import check as lab_check
+    from autograder.assignment.lab.credit import REFERENCE_RECORDS
+
+    records = committed_records()
+    assert records, "gpu_lab/STAFF.md's H200 column cites records in " + RESULTS_DIR
+    for path in records:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert digest in REFERENCE_RECORDS, f"{path.name}: add {digest} to REFERENCE_RECORDS"
+        verdict = lab_check.check_file(path, root=ROOT, lang=None)
+        assert verdict.valid and verdict.plausible and not verdict.earns_credit, verdict.reasons
+
+
+def test_reference_records_add_no_lab_test_but_an_edited_copy_does(repo):
+    """Grading this repository (its exercises/ or solutions/) leaves the course's reference records
+    out; the same record with one figure changed is a student's claim and is checked."""
+    source = committed_records()[0]
+    shutil.copyfile(source, repo / RESULTS_DIR / source.name)
+    assert lab_run(repo) == ([], {})
+    record = json.loads(source.read_text(encoding="utf-8"))
+    record["run_label"] = "mine"
+    (repo / RESULTS_DIR / "train-amp-backward_mine.json").write_text(json.dumps(record), encoding="utf-8")
+    (test,) = lab_tests(repo)
+    assert not test.passed and "train-amp-backward_mine.json" in test.output
+
+
 def test_best_record_counts(repo):
     (test,), info = lab_run(repo, ("bad_backoffs_vs_scale.json", "a"), ("chapter_default14.json", "b"))
     assert test.passed

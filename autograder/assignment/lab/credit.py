@@ -12,6 +12,7 @@ Everything under the student's repository is read through
 The test's name and output are rendered in the run's language; the description for
 reports (:func:`lab_info`) is for staff and stays in English.
 """
+import hashlib
 import json
 import pathlib
 
@@ -27,15 +28,25 @@ SELF_REPORTED = _("Lab credit is self-reported: the grader checks that the recor
                   "consistent and physically plausible for the GPU it names, not that the run "
                   "took place. Staff may ask you to re-run the lab.")
 MAX_REASONS_SHOWN = 12  # a hostile record can fail every rule; the first ones say enough
+# The course's own reference runs, committed in this repository's results folder (gpu_lab/STAFF.md,
+# "Results"): staff evidence, not a student's claim, so grading this repository does not turn them
+# into a gpu_lab test. Matched by the sha256 of the file's bytes, so a record a student wrote, or
+# edited, is never left out. tests/test_lab_credit.py fails when a committed record is missing here.
+REFERENCE_RECORDS = frozenset({
+    "6d0c73eb7bf003e86e45800fcfb1dd10bb3e8964a3362cebe7ac3edfbb3c6dac",  # h200-arch-20261204-1208-fp16
+    "fbbf000a7fbd1b99542eec448347c459f254157bbaa47f90785a425c5e585f60",  # h200-arch-20261204-1208-bf16
+})
 
 
-def _is_smoke_record(path, root=None):
-    """A CPU smoke run is a student's rehearsal, never a claim for GPU credit:
-    it must not add an unreachable optional test to their grade. A file that
-    cannot be read safely (a link, a FIFO, too large) is not a smoke record:
-    it stays in the list, so that the grade says why it was refused."""
+def _left_out(path, root=None):
+    """A record that is no claim for GPU credit stays out of the grade: a CPU smoke run (a
+    student's rehearsal) or one of the course's reference records. A file that cannot be read
+    safely (a link, a FIFO, too large) stays in the list, so that the grade says why it was
+    refused."""
     try:
         raw = lab_files.read_record_bytes(path, root)
+        if hashlib.sha256(raw).hexdigest() in REFERENCE_RECORDS:
+            return True
         level = json.loads(raw.decode("utf-8")).get("evidence_level", "")
     except (safe_files.UnsafeFile, OSError, ValueError, AttributeError, RecursionError):
         return False
@@ -66,7 +77,7 @@ def lab_results(submission_dir, lang="en"):
     name and output; the description is always English (staff read it)."""
     submission = pathlib.Path(submission_dir).resolve()
     records = [(root, path) for root, path in _records(submission)
-               if not _is_smoke_record(path, root)]
+               if not _left_out(path, root)]
     if not records:
         return [], {}
     verdicts = [(path, lab_check.check_file(path, root=root, lang=None)) for root, path in records]
