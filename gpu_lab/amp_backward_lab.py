@@ -40,8 +40,8 @@ Where the model comes from (real_gpu, or cpu_smoke with --model-path):
 
 This script is standalone: it imports nothing from the rest of the repository (only its
 neighbours in gpu_lab/: amp_lab_models.py where the model and batch come from, amp_lab_flops.py the
-model FLOPs and MFU, amp_lab_text.py its words in two languages, amp_lab_common.py the shared
-error) and writes only into its output folder.
+model FLOPs and MFU, amp_lab_layout.py the record's layout it shares with check-lab, amp_lab_text.py
+its words in two languages, amp_lab_common.py the shared error) and writes only into its output folder.
 """
 from __future__ import annotations
 
@@ -69,38 +69,18 @@ from amp_lab_text import resolve_language, set_language, text  # noqa: E402
 from amp_lab_common import (  # noqa: E402
     EXIT_GATE_REJECTED, EXIT_OK, EXIT_OUT_OF_MEMORY, LabError, require_torch,
 )
+from amp_lab_layout import (  # noqa: E402,F401  (re-exported: tests and readers use lab.<name>)
+    CHAPTER_WORKLOAD, CONFIG_ONLY_SOURCE, EVIDENCE_ARCHITECTURE, EVIDENCE_REAL, EVIDENCE_SMOKE, FALLBACK_SEQ_LEN,
+    MODEL_ID, PROBE_SUFFIX, PROFILE_ID, QWEN_ARCHITECTURE, RECORD_PREFIX, RESULTS_RELATIVE_DIR, SCHEMA_VERSION,
+    SEMANTIC_ID, UPDATE_SETTINGS,
+)
 from amp_lab_models import (  # noqa: E402,F401  (re-exported: tests and readers use lab.<name>)
-    CONFIG_ONLY_BUILTIN, DEFAULT_REVISION, MODEL_ID, PROBE_SUFFIX, QWEN_ARCHITECTURE, QWEN_CONFIG,
-    TINY_QWEN2, ModelSource, build_causal_lm_batch, config_only_model_source, config_only_values,
-    count_parameters, dtype_keyword, find_probe_parameter, local_commit, local_model_id, local_model_source,
-    pretrained_model_source, read_local_config, seeded_token_rows, tiny_model_source, weight_files,
+    CONFIG_ONLY_BUILTIN, DEFAULT_REVISION, QWEN_CONFIG, TINY_QWEN2, ModelSource, build_causal_lm_batch,
+    config_only_model_source, config_only_values, count_parameters, dtype_keyword, find_probe_parameter,
+    local_commit, local_model_id, local_model_source, pretrained_model_source, read_local_config,
+    seeded_token_rows, tiny_model_source, weight_files,
 )
 
-SCHEMA_VERSION = "training-mechanism-gpu/v3"
-SEMANTIC_ID = "TRAIN-AMP-BACKWARD"
-PROFILE_ID = "TRAIN-CUDA-MECHANISM"
-RESULTS_RELATIVE_DIR = "benchmarks/results/train_mixed_precision_backward"
-RECORD_PREFIX = SEMANTIC_ID.lower()  # file names: train-amp-backward_<label>.json
-EVIDENCE_REAL = "real_model_mechanism_benchmark"
-EVIDENCE_SMOKE = "cpu_smoke_mechanism_check"
-EVIDENCE_ARCHITECTURE = "architecture_benchmark_random_weights"  # real_gpu with --config-only
-FALLBACK_SEQ_LEN = 64  # the chapter's first remedy when memory runs out
-# The chapter's GPU_CONFIG (section 5.1), key for key.
-CHAPTER_WORKLOAD = {
-    "candidate_dtype": "float16",
-    "batch_size": 1,
-    "seq_len": 128,
-    "repeats": 20,
-    "warmup": 1,
-    "learning_rate": 1e-4,
-    "initial_scale": 65536.0,
-    "max_scale_backoff_steps": 12,
-    "seed": 2026,
-    "prompts": ["Explain mixed precision training."],
-}
-# Fixed by the chapter's code rather than its GPU_CONFIG; recorded so a record is self-describing.
-# growth_interval 1000 exceeds any run's attempt count, so the scale can only back off.
-UPDATE_SETTINGS = {"growth_interval": 1000, "backoff_factor": 0.5, "max_grad_norm": 1.0}
 SMOKE_DEFAULTS = {"seq_len": 32, "repeats": 3}
 MEDIAN_DEFINITION = (
     "middle value of the sorted measured step times; the mean of the two middle values "
@@ -629,7 +609,7 @@ def run_experiment(args, mode: str, workload: dict, run_label: str, record_path:
     write_record(record, record_path)
     for line in summary_lines(record):
         print(line)
-    if source.info["resolution_source"] == "config_only":
+    if source.info["resolution_source"] == CONFIG_ONLY_SOURCE:
         print(text("config_only_notice"))
     print(text("record_written", path=record_path))
     return EXIT_OK if record["decision"] == "accept" else EXIT_GATE_REJECTED
