@@ -323,6 +323,9 @@ def test_bundle_is_a_complete_trusted_grader(export, bundle):
         (template / ".github/classroom-manifest.json").read_bytes()
     assert (bundle / "requirements.txt").is_file() and (bundle / "README.md").is_file()
     assert not (bundle / "solutions").exists()
+    # what the grader reads outside its package: the lab's record layout, and nothing else of the lab
+    assert (bundle / "gpu_lab/amp_lab_layout.py").read_bytes() == (ROOT / "gpu_lab/amp_lab_layout.py").read_bytes()
+    assert [path.name for path in (bundle / "gpu_lab").iterdir()] == ["amp_lab_layout.py"]
 
 
 @pytest.mark.slow
