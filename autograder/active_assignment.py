@@ -44,6 +44,7 @@ class Assignment:
     exercises_dir: pathlib.Path = None  # the student stubs and public tests
     solutions_dir: pathlib.Path = None  # the reference solution
     template_parts: str = ""         # what a student template holds besides engine, stubs, suites
+    grader_files: tuple = ()         # files outside the package its grader reads (from the repo root)
     student_readme: pathlib.Path = None  # the README of a student's repository
     similarity: dict = dataclasses.field(default_factory=dict)  # module -> (threshold, min overlap, why)
     similarity_framework: dict = dataclasses.field(default_factory=dict)  # a module against a package's file
@@ -126,6 +127,7 @@ def load(package):
         exercises_dir=getattr(description, "EXERCISES_DIR", None),
         solutions_dir=getattr(description, "SOLUTIONS_DIR", None),
         template_parts=getattr(description, "TEMPLATE_PARTS", ""),
+        grader_files=tuple(getattr(description, "GRADER_FILES", ())),
         student_readme=getattr(description, "STUDENT_README", None),
         similarity=dict(getattr(description, "SIMILARITY", {})),
         similarity_framework=dict(getattr(description, "SIMILARITY_FRAMEWORK", {})),

@@ -32,8 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu_lab"))
-import amp_backward_lab as lab  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu_lab"))  # the lab's own modules
+import amp_lab_common as lab_common  # noqa: E402
+import amp_lab_device as lab_device  # noqa: E402
+import amp_lab_layout as lab_layout  # noqa: E402
+import amp_lab_measure as lab_measure  # noqa: E402
+import amp_lab_models as lab_models  # noqa: E402
 
 PATHS = (("fp32", None), ("fp16", "float16"), ("bf16", "bfloat16"))
 TINY = {"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
@@ -55,8 +59,8 @@ def build_paths(torch, source, device, workload):
         scaler = torch.amp.GradScaler(device.type, enabled=dtype == "float16",
                                       init_scale=workload["initial_scale"],
                                       growth_interval=workload["growth_interval"])
-        spec = lab.PathSpec(label=name, amp_dtype=dtype, inject_overflow=False)
-        paths[name] = (model, optimizer, scaler, lab.find_probe_parameter(model)[1], spec)
+        spec = lab_measure.PathSpec(label=name, amp_dtype=dtype, inject_overflow=False)
+        paths[name] = (model, optimizer, scaler, lab_models.find_probe_parameter(model)[1], spec)
     return paths
 
 
@@ -73,7 +77,7 @@ def timed_step(torch, ops, batch, path, max_norm):
     started = time.perf_counter()
     torch.Tensor.backward = backward
     try:
-        attempt = lab.attempt_update(model, batch, optimizer, scaler, probe, ops, spec, max_norm)
+        attempt = lab_measure.attempt_update(model, batch, optimizer, scaler, probe, ops, spec, max_norm)
     finally:
         torch.Tensor.backward = original_backward
     return attempt.elapsed_ms, (launched["t"] - started) * 1000.0
@@ -127,29 +131,29 @@ def main(argv=None) -> int:
     parser.add_argument("--profiled-steps", type=int, default=3)
     parser.add_argument("--seq-lens", type=int, nargs="+", default=[128, 1024])
     args = parser.parse_args(argv)
-    torch = lab.require_torch()
-    lab.require_transformers()
+    torch = lab_common.require_torch()
+    lab_device.require_transformers()
     on_cuda = not args.rehearse
     if on_cuda and not torch.cuda.is_available():
         print("no CUDA device: use --rehearse on a CPU", file=sys.stderr)
         return 2
     device = torch.device("cuda" if on_cuda else "cpu")
-    ops = lab.CudaOps(device) if on_cuda else lab.CpuOps(device)
-    workload = dict(lab.CHAPTER_WORKLOAD, **lab.UPDATE_SETTINGS)
+    ops = lab_device.CudaOps(device) if on_cuda else lab_device.CpuOps(device)
+    workload = dict(lab_layout.CHAPTER_WORKLOAD, **lab_layout.UPDATE_SETTINGS)
     if args.rehearse:
         with tempfile.TemporaryDirectory() as scratch:
             config = Path(scratch) / "tiny-qwen2.json"
             config.write_text(json.dumps(TINY), encoding="utf-8")
-            source = lab.config_only_model_source(workload, str(config))
+            source = lab_models.config_only_model_source(workload, str(config))
     else:
-        source = lab.config_only_model_source(workload, lab.CONFIG_ONLY_BUILTIN)
+        source = lab_models.config_only_model_source(workload, lab_models.CONFIG_ONLY_BUILTIN)
     paths = build_paths(torch, source, device, workload)
     print(f"device {ops.hardware_snapshot().get('name')} | torch {torch.__version__} | "
           f"batch {workload['batch_size']} | {args.rounds} interleaved rounds per length")
     for seq_len in ([16] if args.rehearse else args.seq_lens):
-        rows = lab.seeded_token_rows(source.info["config"].get("vocab_size", 151936),
-                                     workload["batch_size"], seq_len, workload["seed"])
-        batch = lab.build_causal_lm_batch(rows, workload["batch_size"], seq_len, device)
+        vocab_size = source.info["config"].get("vocab_size", lab_layout.QWEN_ARCHITECTURE["vocab_size"])
+        rows = lab_models.seeded_token_rows(vocab_size, workload["batch_size"], seq_len, workload["seed"])
+        batch = lab_models.build_causal_lm_batch(rows, workload["batch_size"], seq_len, device)
         measure_length(torch, ops, batch, paths, workload["max_grad_norm"], args, on_cuda, seq_len)
     return 0
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import re
 
+from amp_lab_layout import PEAK_KINDS
+
 # (label, pattern, fp32, tf32, half) dense TFLOP/s. Most specific pattern first.
 PEAKS = (
     ("GH200", r"\bGH200\b", 67.0, 494.5, 989.5),
@@ -41,7 +43,7 @@ PEAKS = (
     ("RTX 5070 Ti", r"\bRTX 5070 Ti\b", 43.9, 43.9, 175.8),
     ("RTX 4090", r"\bRTX 4090\b", 82.6, 82.6, 330.3),
 )
-PEAK_KINDS = ("fp32", "tf32", "fp16_bf16_tensor")
+FP32_KIND, TF32_KIND, HALF_KIND = PEAK_KINDS  # what each path's peak is, in the record
 MODEL_FLOPS_FORMULA = (
     "6 * parameter_count * tokens_per_step + 12 * num_layers * attention_width * seq_len * "
     "tokens_per_step (PaLM appendix B; attention over the full seq_len x seq_len scores)"
@@ -84,10 +86,10 @@ def path_peak(peak, amp_dtype: str | None, fp32_matmul_precision: str):
         return None, None
     _, fp32, tf32, half = peak
     if amp_dtype in ("float16", "bfloat16"):
-        return (half, "fp16_bf16_tensor") if half else (None, None)
+        return (half, HALF_KIND) if half else (None, None)
     if fp32_matmul_precision != "highest" and tf32:
-        return tf32, "tf32"
-    return fp32, "fp32"
+        return tf32, TF32_KIND
+    return fp32, FP32_KIND
 
 
 def add_mfu(result: dict, model_flops, peak_tflops, peak_kind) -> None:

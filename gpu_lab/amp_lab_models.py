@@ -13,23 +13,11 @@ from typing import Callable
 
 import amp_lab_flops as flops_model
 from amp_lab_common import LabError, require_torch
+from amp_lab_layout import CONFIG_ONLY_SOURCE, MODEL_ID, PROBE_SUFFIX, QWEN_ARCHITECTURE
 from amp_lab_text import text
 
-MODEL_ID = "Qwen/Qwen2.5-0.5B"
 DEFAULT_REVISION = "main"
-PROBE_SUFFIX = "self_attn.q_proj.weight"
 CONFIG_ONLY_BUILTIN = "qwen2.5-0.5b"
-# Qwen2.5-0.5B's architecture as its config.json states it: a --model-path checkpoint with
-# these values is recorded under MODEL_ID, any other as "local:<folder name>".
-QWEN_ARCHITECTURE = {
-    "model_type": "qwen2",
-    "hidden_size": 896,
-    "intermediate_size": 4864,
-    "num_hidden_layers": 24,
-    "num_attention_heads": 14,
-    "num_key_value_heads": 2,
-    "vocab_size": 151936,
-}
 # The rest of Qwen2.5-0.5B's published config.json that shapes the work (--config-only).
 QWEN_CONFIG = dict(
     {key: value for key, value in QWEN_ARCHITECTURE.items() if key != "model_type"},
@@ -139,7 +127,7 @@ def config_only_model_source(workload: dict, choice: str) -> ModelSource:
         "id": MODEL_ID if matches else f"config:{Path(choice).stem}",
         "requested_revision": None,
         "resolved_commit": None,
-        "resolution_source": "config_only",
+        "resolution_source": CONFIG_ONLY_SOURCE,
         "tokenizer_class": "none_seeded_random_token_ids",
         "weights": "random initialisation (transformers' init, torch.manual_seed(workload.seed))",
         "token_ids": "torch.randint(0, vocab_size, (batch_size, seq_len)) from a torch.Generator "
@@ -147,8 +135,8 @@ def config_only_model_source(workload: dict, choice: str) -> ModelSource:
         "config_source": origin,
         "config": config_values,
     }
-    rows = seeded_token_rows(config_values.get("vocab_size", 151936), workload["batch_size"],
-                             workload["seq_len"], workload["seed"])
+    vocab_size = config_values.get("vocab_size", QWEN_ARCHITECTURE["vocab_size"])
+    rows = seeded_token_rows(vocab_size, workload["batch_size"], workload["seq_len"], workload["seed"])
     return ModelSource(info=info, token_rows=rows, load=load)
 
 

@@ -66,6 +66,18 @@ def copy_tree(source, destination):
     return destination
 
 
+def copy_grader(destination):
+    """A throwaway copy of the grader in ``destination``: its package, and the files outside it
+    that the assignment's grader reads (``GRADER_FILES``), as every export ships them."""
+    from autograder import active_assignment
+
+    copy_tree(ROOT / "autograder", destination / "autograder")
+    for name in active_assignment.current().grader_files:
+        (destination / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, destination / name)
+    return destination
+
+
 def scores(report):
     """(module -> score, set of failed test ids)"""
     return ({module: score for module, (score, _) in report.by_module().items()},

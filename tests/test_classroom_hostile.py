@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from classroom_reporter import notices, points
-from helpers import ROOT, copy_tree, make_submission
+from helpers import copy_grader, make_submission
 from runner_files import output_values, read_output_file, workflow_commands
 
 pytestmark = [pytest.mark.hostile, pytest.mark.slow,
@@ -65,7 +65,7 @@ def _forged_payload():
 
 def test_hostile_submission_cannot_reach_the_classroom_points(tmp_path):
     grader = tmp_path / "runner_temp" / "course-grader"
-    copy_tree(ROOT / "autograder", grader / "autograder")
+    copy_grader(grader)
     runner_temp = tmp_path / "runner_temp"
     commands = runner_temp / "_runner_file_commands"
     commands.mkdir(parents=True)

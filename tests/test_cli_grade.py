@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from helpers import ROOT, make_submission
+from helpers import ROOT, copy_grader, make_submission
 
 MODULE_TAGS = {"amp_update", "loss_scaler", "amp_training_step"}
 
@@ -130,9 +130,7 @@ def test_spawn_sandbox_grades_the_same(tmp_path):
 
 def test_shadowing_modules_in_the_repository_root_are_ignored(tmp_path):
     """A torch.py or pytest.py next to exercises/ must not replace the real packages in the judge."""
-    import shutil
-
-    shutil.copytree(ROOT / "autograder", tmp_path / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    copy_grader(tmp_path)
     make_submission(tmp_path / "exercises")
     for name in ("torch.py", "pytest.py"):
         (tmp_path / name).write_text("raise SystemExit('shadow module imported')\n")

@@ -34,7 +34,16 @@ def load_lab():
     return module
 
 
-lab = load_lab()
+lab = load_lab()  # the command line; it puts gpu_lab/ on the path for its modules, used below by owner
+import amp_lab_common as lab_common  # noqa: E402
+import amp_lab_config as lab_config  # noqa: E402
+import amp_lab_device as lab_device  # noqa: E402
+import amp_lab_flops as lab_flops  # noqa: E402
+import amp_lab_layout as lab_layout  # noqa: E402
+import amp_lab_measure as lab_measure  # noqa: E402
+import amp_lab_models as lab_models  # noqa: E402
+import amp_lab_record as lab_record  # noqa: E402
+import amp_lab_stats as lab_stats  # noqa: E402
 
 
 def run_lab(*args, cwd, timeout=180):
@@ -118,7 +127,7 @@ def test_show_without_matplotlib_still_prints(monkeypatch, capsys, tmp_path):
     record_path = tmp_path / "train-amp-backward_default14.json"
     record_path.write_bytes((ROOT / "tests/data/lab_records/chapter_default14.json").read_bytes())
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(lab.importlib.util, "find_spec",
+    monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "matplotlib" else real_find_spec(name, *a))
     assert lab.main(["--show", str(record_path)]) == 0
     out = capsys.readouterr().out
@@ -145,7 +154,7 @@ def test_dry_run_prints_the_plan_without_importing_torch(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.skipif(lab.require_torch().cuda.is_available(), reason="needs a machine without CUDA")
+@pytest.mark.skipif(lab_common.require_torch().cuda.is_available(), reason="needs a machine without CUDA")
 def test_real_gpu_without_cuda_says_so_without_traceback(tmp_path):
     result = run_lab("--run-mode", "real_gpu", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 2
@@ -161,15 +170,15 @@ def test_unsafe_run_labels_are_refused(label, tmp_path, capsys):
 
 
 def test_statistics_definitions():
-    assert lab.median([3.0, 1.0, 2.0]) == 2.0
-    assert lab.median([4.0, 1.0, 3.0, 2.0]) == 2.5
+    assert lab_stats.median([3.0, 1.0, 2.0]) == 2.0
+    assert lab_stats.median([4.0, 1.0, 3.0, 2.0]) == 2.5
     values = [float(v) for v in range(1, 21)]
-    assert lab.percentile_nearest_rank(values, 95) == 19.0  # ceil(0.95 * 20) = 19th value
-    assert lab.percentile_nearest_rank([5.0], 95) == 5.0
-    assert lab.percentile_nearest_rank(values[:10], 95) == 10.0
+    assert lab_stats.percentile_nearest_rank(values, 95) == 19.0  # ceil(0.95 * 20) = 19th value
+    assert lab_stats.percentile_nearest_rank([5.0], 95) == 5.0
+    assert lab_stats.percentile_nearest_rank(values[:10], 95) == 10.0
     for n in range(1, 40):
         sample = [math.sin(i) * 10 + 50 for i in range(n)]
-        assert lab.percentile_nearest_rank(sample, 95) >= lab.median(sample)
+        assert lab_stats.percentile_nearest_rank(sample, 95) >= lab_stats.median(sample)
 
 
 def test_run_attempts_excludes_warmup_and_backoffs_from_timing():
@@ -178,19 +187,19 @@ def test_run_attempts_excludes_warmup_and_backoffs_from_timing():
 
     def step():
         finite, elapsed = next(outcomes)
-        return lab.Attempt(elapsed, 1.0 if finite else None, finite, 1e-6 if finite else 0.0,
+        return lab_measure.Attempt(elapsed, 1.0 if finite else None, finite, 1e-6 if finite else 0.0,
                            finite, 8.0, 8.0 if finite else 4.0)
 
-    tally = lab.run_attempts(step, workload, inject_overflow=False)
+    tally = lab_measure.run_attempts(step, workload, inject_overflow=False)
     assert (tally.attempted, tally.successful, tally.backoffs) == (6, 4, 2)
     assert tally.times_ms == [10.0, 11.0, 12.0]  # warm-up (100 ms) and backoffs left out
 
     def always_overflow():
-        return lab.Attempt(1.0, None, False, 0.0, False, 1.0, 0.5)
+        return lab_measure.Attempt(1.0, None, False, 0.0, False, 1.0, 0.5)
 
-    tally = lab.run_attempts(always_overflow, workload, inject_overflow=False)
+    tally = lab_measure.run_attempts(always_overflow, workload, inject_overflow=False)
     assert (tally.attempted, tally.successful, tally.backoffs) == (8, 0, 8)
-    tally = lab.run_attempts(always_overflow, workload, inject_overflow=True)
+    tally = lab_measure.run_attempts(always_overflow, workload, inject_overflow=True)
     assert (tally.attempted, tally.backoffs, tally.applied_flags) == (1, 0, [False])
 
 
@@ -199,7 +208,7 @@ def test_run_attempts_excludes_warmup_and_backoffs_from_timing():
 def tiny_qwen2(seq_len=64):
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    return Qwen2ForCausalLM(Qwen2Config(**dict(lab.TINY_QWEN2, max_position_embeddings=seq_len)))
+    return Qwen2ForCausalLM(Qwen2Config(**dict(lab_models.TINY_QWEN2, max_position_embeddings=seq_len)))
 
 
 class OverflowFirst(__import__("torch").nn.Module):
@@ -220,25 +229,25 @@ class OverflowFirst(__import__("torch").nn.Module):
 
 def smoke_workload(**changes):
     args = types.SimpleNamespace(candidate_dtype="float16", seq_len=16, repeats=3)
-    workload = lab.build_workload(args, "cpu_smoke")
+    workload = lab_config.build_workload(args, "cpu_smoke")
     workload.update(changes)
     return workload
 
 
 def run_three_paths(workload, overflowing_attempts):
-    torch = lab.require_torch()
-    ops = lab.CpuOps(torch.device("cpu"))
-    normal = lab.tiny_model_source(workload)
-    flaky = lab.ModelSource(info=normal.info, token_rows=normal.token_rows,
+    torch = lab_common.require_torch()
+    ops = lab_device.CpuOps(torch.device("cpu"))
+    normal = lab_models.tiny_model_source(workload)
+    flaky = lab_models.ModelSource(info=normal.info, token_rows=normal.token_rows,
                             load=lambda device: OverflowFirst(overflowing_attempts))
-    batch = lab.build_causal_lm_batch(normal.token_rows, 1, workload["seq_len"], ops.device)
+    batch = lab_models.build_causal_lm_batch(normal.token_rows, 1, workload["seq_len"], ops.device)
     metrics = {
-        "baseline": lab.run_precision_path(lab.PathSpec("fp32", None), normal, batch, workload, ops),
-        "candidate": lab.run_precision_path(lab.PathSpec("amp", "float16"), flaky, batch, workload, ops),
-        "overflow": lab.run_precision_path(lab.PathSpec("overflow", "float16", True), normal, batch, workload, ops),
+        "baseline": lab_measure.run_precision_path(lab_measure.PathSpec("fp32", None), normal, batch, workload, ops),
+        "candidate": lab_measure.run_precision_path(lab_measure.PathSpec("amp", "float16"), flaky, batch, workload, ops),
+        "overflow": lab_measure.run_precision_path(lab_measure.PathSpec("overflow", "float16", True), normal, batch, workload, ops),
     }
-    return lab.build_record("unit", "cpu_smoke", flaky, workload, ops.hardware_snapshot(), metrics,
-                            ops, lab.EVIDENCE_SMOKE)
+    return lab_record.build_record("unit", "cpu_smoke", flaky, workload, ops.hardware_snapshot(), metrics,
+                            ops, lab_layout.EVIDENCE_SMOKE)
 
 
 def test_fp16_backoffs_follow_the_scale_trajectory():
@@ -332,12 +341,12 @@ class FakeCuda:
             monkeypatch.setattr(torch.cuda, name, value)
         monkeypatch.setattr(torch.version, "cuda", "12.8")
         # Tensors stay on the CPU; everything device-typed follows them.
-        monkeypatch.setattr(lab, "select_tensor_device", lambda mode: torch.device("cpu"))
+        monkeypatch.setattr(lab_device, "select_tensor_device", lambda mode: torch.device("cpu"))
 
 
 @pytest.fixture
 def fake_cuda(monkeypatch):
-    torch = lab.require_torch()
+    torch = lab_common.require_torch()
     fake = FakeCuda()
     fake.install(monkeypatch, torch)
     return fake
@@ -369,16 +378,16 @@ def real_gpu_args(tmp_path, *extra):
 
 
 def test_real_gpu_path_with_faked_cuda_builds_a_consistent_record(fake_cuda, fake_hub, tmp_path, capsys):
-    torch = lab.require_torch()
+    torch = lab_common.require_torch()
     assert lab.main(real_gpu_args(tmp_path, "--local-files-only")) == 0, capsys.readouterr().err
     record = read_strict(tmp_path / "train-amp-backward_fake.json")
 
     # Loader boundary: the resolved commit, FP32 weights, offline flag, one load per path.
-    assert [call[0] for call in fake_hub["model"]] == [lab.MODEL_ID] * 3
+    assert [call[0] for call in fake_hub["model"]] == [lab_layout.MODEL_ID] * 3
     for _, kwargs in fake_hub["model"]:
         assert kwargs["revision"] == FAKE_COMMIT and kwargs["local_files_only"] is True
-        assert kwargs[lab.dtype_keyword()] is torch.float32
-    assert record["model"] == {"id": lab.MODEL_ID, "requested_revision": FAKE_COMMIT,
+        assert kwargs[lab_models.dtype_keyword()] is torch.float32
+    assert record["model"] == {"id": lab_layout.MODEL_ID, "requested_revision": FAKE_COMMIT,
                                "resolved_commit": FAKE_COMMIT, "resolution_source": "requested_commit",
                                "tokenizer_class": "ByteTokenizer"}
     # CUDA boundary: peak reset before each path's read, events read after synchronize.
@@ -414,7 +423,7 @@ def test_real_gpu_bfloat16_candidate_runs_without_a_scaler(fake_cuda, fake_hub, 
 
 
 def test_real_gpu_refuses_bfloat16_on_a_gpu_without_it(monkeypatch, fake_hub, tmp_path, capsys):
-    FakeCuda(bf16=False).install(monkeypatch, lab.require_torch())
+    FakeCuda(bf16=False).install(monkeypatch, lab_common.require_torch())
     assert lab.main(real_gpu_args(tmp_path, "--candidate-dtype", "bfloat16")) == 2
     err = capsys.readouterr().err
     assert "does not support bfloat16" in err and "--candidate-dtype float16" in err
@@ -455,7 +464,7 @@ def test_real_gpu_model_load_failure_is_one_clear_line(fake_cuda, fake_hub, monk
     assert lab.main(real_gpu_args(tmp_path)) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0
-    assert f"could not load {lab.MODEL_ID}@{FAKE_COMMIT}" in err and "OSError" in err
+    assert f"could not load {lab_layout.MODEL_ID}@{FAKE_COMMIT}" in err and "OSError" in err
     assert "HF_ENDPOINT=https://hf-mirror.com" in err and "--model-path" in err  # the two ways round
     assert not list(tmp_path.iterdir())
 
@@ -468,7 +477,7 @@ def test_real_gpu_offline_without_cache_explains_local_files_only(fake_cuda, mon
     out = tmp_path / "out"
     assert lab.main(["--run-mode", "real_gpu", "--output-dir", str(out), "--local-files-only"]) == 2
     err = capsys.readouterr().err
-    assert f"could not load {lab.MODEL_ID}@main" in err and "run once online first" in err
+    assert f"could not load {lab_layout.MODEL_ID}@main" in err and "run once online first" in err
     assert not out.exists()
 
 
@@ -514,12 +523,12 @@ def local_checkpoint(tmp_path_factory):
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     folder = tmp_path_factory.mktemp("download") / "tiny-qwen2-local"
-    lab.require_torch().manual_seed(7)
-    config = Qwen2Config(**dict(lab.TINY_QWEN2, num_hidden_layers=LOCAL_LAYERS, max_position_embeddings=64))
+    lab_common.require_torch().manual_seed(7)
+    config = Qwen2Config(**dict(lab_models.TINY_QWEN2, num_hidden_layers=LOCAL_LAYERS, max_position_embeddings=64))
     model = Qwen2ForCausalLM(config)
     model.save_pretrained(folder)
     byte_level_tokenizer().save_pretrained(folder)
-    return folder, lab.count_parameters(model)
+    return folder, lab_models.count_parameters(model)
 
 
 def offline_env(tmp_path):
@@ -548,7 +557,7 @@ def test_cpu_smoke_with_model_path_trains_the_local_checkpoint_offline(local_che
     assert isinstance(model["tokenizer_class"], str) and model["tokenizer_class"]
     # The saved model was trained (one layer), not the random two-layer smoke model.
     assert record["measurement"]["parameter_count"] == parameter_count
-    assert parameter_count != lab.count_parameters(tiny_qwen2())
+    assert parameter_count != lab_models.count_parameters(tiny_qwen2())
     assert record["decision"] == "accept"
     verdict = lab_check.check_record(record)
     assert verdict.valid and not verdict.earns_credit, verdict.reasons
@@ -578,11 +587,11 @@ def test_real_gpu_with_model_path_loads_through_the_same_loader(local_checkpoint
     args = ["--run-mode", "real_gpu", "--run-label", "local", "--output-dir", str(tmp_path / "out"),
             "--seq-len", "16", "--repeats", "3", "--model-path", str(folder)]
     assert lab.main(args) == 0, capsys.readouterr().err
-    torch = lab.require_torch()
+    torch = lab_common.require_torch()
     assert [name for name, _ in calls] == [str(folder)] * 3  # one load per path, from the folder
     for _, kwargs in calls:
         assert kwargs["local_files_only"] is True and "revision" not in kwargs
-        assert kwargs[lab.dtype_keyword()] is torch.float32
+        assert kwargs[lab_models.dtype_keyword()] is torch.float32
     record = read_strict(tmp_path / "out" / "train-amp-backward_local.json")
     assert record["model"]["resolution_source"] == "local_path"
     assert record["measurement"]["parameter_count"] == parameter_count
@@ -597,20 +606,20 @@ def test_local_checkpoint_provenance(tmp_path):
     folder = tmp_path / "Qwen2.5-0.5B"
     folder.mkdir()
     # Qwen2.5-0.5B's architecture is recorded under the lab's model id; anything else by folder name.
-    assert lab.local_model_id(dict(lab.QWEN_ARCHITECTURE, tie_word_embeddings=True), folder) == lab.MODEL_ID
-    assert lab.local_model_id(dict(lab.QWEN_ARCHITECTURE, num_hidden_layers=28), folder) == "local:Qwen2.5-0.5B"
-    assert lab.local_commit(folder) == (None, "local_path")  # e.g. a ModelScope download
+    assert lab_models.local_model_id(dict(lab_layout.QWEN_ARCHITECTURE, tie_word_embeddings=True), folder) == lab_layout.MODEL_ID
+    assert lab_models.local_model_id(dict(lab_layout.QWEN_ARCHITECTURE, num_hidden_layers=28), folder) == "local:Qwen2.5-0.5B"
+    assert lab_models.local_commit(folder) == (None, "local_path")  # e.g. a ModelScope download
     # `hf download --local-dir` leaves one metadata file per file, first line the commit.
     metadata = folder / ".cache" / "huggingface" / "download"
     metadata.mkdir(parents=True)
     for name in ("config.json", "model.safetensors"):
         (metadata / f"{name}.metadata").write_text(f"{commit}\netag\n1700000000.0\n", encoding="utf-8")
-    assert lab.local_commit(folder) == (commit, "local_path_hf_download")
+    assert lab_models.local_commit(folder) == (commit, "local_path_hf_download")
     (metadata / "tokenizer.json.metadata").write_text("b" * 40 + "\n", encoding="utf-8")
-    assert lab.local_commit(folder) == (None, "local_path")  # files from two commits: none claimed
+    assert lab_models.local_commit(folder) == (None, "local_path")  # files from two commits: none claimed
     snapshot = tmp_path / "hub" / "models--Qwen--Qwen2.5-0.5B" / "snapshots" / commit
     snapshot.mkdir(parents=True)
-    assert lab.local_commit(snapshot) == (commit, "local_path_hf_cache_snapshot")
+    assert lab_models.local_commit(snapshot) == (commit, "local_path_hf_cache_snapshot")
 
 
 def test_model_path_problems_are_one_line_and_load_nothing(local_checkpoint, tmp_path):

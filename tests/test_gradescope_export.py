@@ -75,6 +75,7 @@ def test_zip_contents(exported):
     hidden = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "autograder" / "assignment" / "hidden").glob("test_*.py"))
     assert hidden and set(hidden) <= set(names) and info["hidden_tests"] == hidden
     assert "autograder/judging/engine.py" in names and "autograder/judging/suite.ini" in names
+    assert "gpu_lab/amp_lab_layout.py" in names  # check-lab's record layout, read by every grade
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.startswith(("solutions/", "tests/"))]
     assert [line.split("==")[0] for line in requirements.split()] == ["torch", "pytest", "pytest-timeout"]
     assert all("==" in line for line in requirements.split())

@@ -187,9 +187,9 @@ def test_rewriting_grader_files_is_refused(tmp_path):
     import subprocess
     import sys
 
-    from helpers import ROOT, copy_tree, make_submission
+    from helpers import copy_grader, make_submission
 
-    copy_tree(ROOT / "autograder", tmp_path / "autograder")
+    copy_grader(tmp_path)
 
     def digest():  # the sources; caches are checked against them below
         return {path: hashlib.sha256(path.read_bytes()).hexdigest()

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from autograder.assignment.lab import check as lab_check, gpu_specs as lab_gpu_specs
-from test_gpu_lab import LAB_SCRIPT, FakeCuda, lab, read_strict
+from test_gpu_lab import LAB_SCRIPT, FakeCuda, lab, lab_common, lab_flops, lab_models, read_strict
 
 TINY_CONFIG = {"model_type": "qwen2", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 128,
                "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
@@ -58,27 +58,27 @@ def test_cpu_smoke_config_only_builds_the_architecture_with_seeded_tokens(tiny_c
 
 
 def test_seeded_token_rows_follow_the_seed_alone():
-    first = lab.seeded_token_rows(151936, 1, 128, 2026)
-    assert first == lab.seeded_token_rows(151936, 1, 128, 2026)
-    assert first != lab.seeded_token_rows(151936, 1, 128, 2027)
+    first = lab_models.seeded_token_rows(151936, 1, 128, 2026)
+    assert first == lab_models.seeded_token_rows(151936, 1, 128, 2026)
+    assert first != lab_models.seeded_token_rows(151936, 1, 128, 2027)
     assert len(first[0]) == 128 and all(0 <= token < 151936 for token in first[0])
     assert len(set(first[0])) > 100  # drawn, not the prompt repeated
 
 
 def test_builtin_config_is_qwen25_05b_and_builds_its_parameter_count():
-    values, origin = lab.config_only_values("Qwen2.5-0.5B")
+    values, origin = lab_models.config_only_values("Qwen2.5-0.5B")
     assert origin.startswith("built-in")
     assert values == {"vocab_size": 151936, "hidden_size": 896, "intermediate_size": 4864,
                       "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2,
                       "max_position_embeddings": 32768, "rope_theta": 1e6, "rms_norm_eps": 1e-6,
                       "tie_word_embeddings": True}
-    torch = lab.require_torch()
+    torch = lab_common.require_torch()
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     with torch.device("meta"):  # shapes only: no memory, no time
         model = Qwen2ForCausalLM(Qwen2Config(**values))
-    assert lab.count_parameters(model) == lab_check.QWEN_PARAMETERS
-    assert lab.flops_model.architecture_of(model.config) == (24, 896)
+    assert lab_models.count_parameters(model) == lab_check.QWEN_PARAMETERS
+    assert lab_flops.architecture_of(model.config) == (24, 896)
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -112,7 +112,7 @@ def test_dry_run_with_config_only_says_random_weights_and_no_credit(tmp_path, ca
 
 @pytest.fixture
 def gpu_record(monkeypatch, tiny_config, tmp_path):
-    torch = lab.require_torch()
+    torch = lab_common.require_torch()
     FakeCuda().install(monkeypatch, torch)
     args = ["--run-mode", "real_gpu", "--config-only", str(tiny_config), "--run-label", "arch",
             "--output-dir", str(tmp_path / "out"), "--seq-len", "16", "--repeats", "3"]
@@ -186,13 +186,14 @@ def test_records_without_the_mfu_fields_stay_valid(gpu_record):
 
 
 def test_the_labs_peaks_are_the_checkers():
-    """The lab is standalone, so it carries its own small table: it must say what check-lab says."""
-    for label, pattern, fp32, tf32, half in lab.flops_model.PEAKS:
-        spec = next(spec for spec in lab_gpu_specs.GPU_SPECS if spec.label == label)
-        assert (spec.pattern, spec.fp32, spec.tf32, spec.half) == (pattern, fp32, tf32, half), label
+    """The lab is standalone, so it carries its own small table: every row is check-lab's, and a
+    GPU's name finds the same row in both (gpu_specs.py says why the checker keeps its own)."""
+    checker = {spec.label: (spec.label, spec.pattern, spec.fp32, spec.tf32, spec.half)
+               for spec in lab_gpu_specs.GPU_SPECS}
+    assert [checker.get(row[0]) for row in lab_flops.PEAKS] == list(lab_flops.PEAKS)
     for name in ("NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 5070 Ti", "NVIDIA A100-SXM4-40GB"):
-        assert lab.flops_model.find_peak(name)[0] == lab_gpu_specs.lookup(name)[0].label
-    assert lab.flops_model.find_peak("NVIDIA GeForce RTX 4090 Laptop GPU") is None
+        assert lab_flops.find_peak(name)[0] == lab_gpu_specs.lookup(name)[0].label
+    assert lab_flops.find_peak("NVIDIA GeForce RTX 4090 Laptop GPU") is None
 
 
 def test_readme_states_the_flops_formula():

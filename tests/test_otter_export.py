@@ -67,6 +67,7 @@ def test_layout(exported, collected):
     assert hidden and sorted(p.name for p in (destination / support / "autograder" / "assignment" / "hidden").glob("test_*.py")) == hidden
     assert json.loads((destination / support / "otter_settings.json").read_text())["seed"] == SEED
     assert not (destination / support / "solutions").exists()
+    assert (destination / support / "gpu_lab" / "amp_lab_layout.py").is_file()  # the record layout the grader reads
     assert not list((destination / support).rglob("__pycache__"))
     readme = (destination / "README.md").read_text(encoding="utf-8")
     for limit in ("Timeouts", "BaseException", "Granularity"):

@@ -73,7 +73,7 @@ def test_template_has_what_a_student_needs(export):
     for needed in ["README.md", "requirements.txt", "pyproject.toml", ".gitignore",
                    ".github/workflows/classroom.yml", ".github/classroom-manifest.json",
                    "autograder/__main__.py", "autograder/assignment/hidden/README.md", "gpu_lab/amp_backward_lab.py",
-                   "benchmarks/results/train_mixed_precision_backward/.gitkeep"]:
+                   "gpu_lab/amp_lab_layout.py", "benchmarks/results/train_mixed_precision_backward/.gitkeep"]:
         assert needed in present, needed
     for module in MODULES:
         assert f"exercises/{module}.py" in present
@@ -204,7 +204,8 @@ def test_manifest_covers_the_protected_files_and_matches_them(export):
     protected = manifest["files"]
     for needed in [".github/workflows/classroom.yml", "requirements.txt", "pyproject.toml",
                    "autograder/cli/grade.py", "autograder/intake/integrity.py", "autograder/assignment/hidden/README.md",
-                   "autograder/assignment/visible/test_visible_amp_update.py", "exercises/tests/conftest.py"]:
+                   "autograder/assignment/visible/test_visible_amp_update.py", "exercises/tests/conftest.py",
+                   "gpu_lab/amp_backward_lab.py", "gpu_lab/amp_lab_layout.py", "gpu_lab/amp_lab_measure.py"]:
         assert needed in protected, needed
     assert not any(path.startswith("exercises/") and not path.startswith("exercises/tests/")
                    for path in protected), "students edit the exercise modules"
@@ -258,6 +259,13 @@ def test_edited_workflow_and_public_test_are_flagged(student_repo):
     assert any(".github/workflows/classroom.yml" in flag and "differs" in flag for flag in flags)
     assert any(f"exercises/tests/{public.name}" in flag for flag in flags)
     assert len(flags) == 2
+
+
+def test_an_edited_lab_layout_is_flagged(student_repo):
+    """The grader executes gpu_lab/amp_lab_layout.py (the record layout it shares with the lab)."""
+    layout = student_repo / "gpu_lab/amp_lab_layout.py"
+    layout.write_text(layout.read_text(encoding="utf-8").replace('"repeats": 20', '"repeats": 2'), encoding="utf-8")
+    assert integrity.tamper_flags(student_repo) == ["protected file gpu_lab/amp_lab_layout.py differs from the template"]
 
 
 def test_removed_added_and_shadowing_files_are_flagged(student_repo):
@@ -323,6 +331,9 @@ def test_bundle_is_a_complete_trusted_grader(export, bundle):
         (template / ".github/classroom-manifest.json").read_bytes()
     assert (bundle / "requirements.txt").is_file() and (bundle / "README.md").is_file()
     assert not (bundle / "solutions").exists()
+    # what the grader reads outside its package: the lab's record layout, and nothing else of the lab
+    assert (bundle / "gpu_lab/amp_lab_layout.py").read_bytes() == (ROOT / "gpu_lab/amp_lab_layout.py").read_bytes()
+    assert [path.name for path in (bundle / "gpu_lab").iterdir()] == ["amp_lab_layout.py"]
 
 
 @pytest.mark.slow

@@ -85,6 +85,10 @@ COMMANDS = {
 # What the student template holds besides the engine, the exercises and the
 # assignment's visible suites (the GPU lab, with its staff files left out).
 TEMPLATE_PARTS = ".lab.template_part"
+# Files outside this package that its grader reads, relative to the repository's
+# root: the GPU lab's record layout, defined once beside the lab (which must not
+# import the grader) and read by check-lab. Every export of the grader ships them.
+GRADER_FILES = ("gpu_lab/amp_lab_layout.py",)
 
 # Similarity policies (tools/calibrate_similarity.py): flag a pair at or above
 # the threshold with at least this many matching filtered characters.

@@ -36,7 +36,8 @@ _SKIP_DIRS = {"__pycache__", ".pytest_cache"}
 # -- shared with otter_export ----------------------------------------------------------------
 def package_files():
     """``(path, relative name)`` for every file of the grader package, hidden tests
-    included; no caches or compiled files."""
+    included, and the files outside it that the assignment's grader reads
+    (``GRADER_FILES``); no caches or compiled files."""
     files = []
     for path in sorted(PACKAGE_DIR.rglob("*")):
         relative = path.relative_to(PACKAGE_DIR.parent)
@@ -44,6 +45,18 @@ def package_files():
             continue
         if path.is_file() and not path.is_symlink():
             files.append((path, relative.as_posix()))
+    return files + grader_files()
+
+
+def grader_files():
+    """``(path, relative name)`` of the assignment's ``GRADER_FILES``: without them its grader
+    cannot run, so a missing one stops the export."""
+    files = []
+    for name in active_assignment.current().grader_files:
+        path = REPO_ROOT / name
+        if not path.is_file() or path.is_symlink():
+            raise FileNotFoundError(f"{name} (the assignment's GRADER_FILES) is missing or not a regular file")
+        files.append((path, pathlib.PurePosixPath(name).as_posix()))
     return files
 
 

@@ -174,6 +174,7 @@ def build_template(dest):
                     dest / DEFAULT_ASSIGNMENT / "hidden" / "README.md")
     if parts is not None:
         parts.add(dest, ROOT, _write)
+    _copy_grader_files(assignment, dest)
 
     _write(dest / "requirements.txt", student_requirements(
         _require(ROOT / "requirements.txt").read_text(encoding="utf-8")))
@@ -207,6 +208,7 @@ def build_hidden_bundle(bundle, template_manifest):
     shutil.copytree(ROOT / "autograder", bundle / "autograder", symlinks=False, ignore=_engine_ignore(assignment))
     shutil.copytree(assignment.folder, bundle / DEFAULT_ASSIGNMENT, symlinks=False,
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "exercises", "solutions"))
+    _copy_grader_files(assignment, bundle)
     shutil.copyfile(ROOT / "requirements.txt", bundle / "requirements.txt")
     shutil.copyfile(template_manifest, bundle / "classroom-manifest.json")
     shutil.copyfile(_require(TEMPLATE_FILES / "bundle-README.md"), bundle / "README.md")
@@ -214,6 +216,16 @@ def build_hidden_bundle(bundle, template_manifest):
            + with_feedback_language("", STUDENT_LANGUAGE).lstrip("\n"))
     _write(bundle / ".gitignore", STUDENT_GITIGNORE)
     return [path.name for path in hidden]
+
+
+def _copy_grader_files(assignment, dest):
+    """The files outside its package that the assignment's grader reads (``GRADER_FILES``), where
+    the template's own parts have not put them already."""
+    for name in assignment.grader_files:
+        target = dest / name
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(_require(ROOT / name), target)
 
 
 def _engine_ignore(assignment):

@@ -43,8 +43,8 @@ from autograder.assignment.lab.consistency import consistency_problems, gate_fai
 from autograder.assignment.lab.files import (MAX_RECORD_BYTES, StrictJSONError, find_records,
                                              parse_strict_json, read_record_bytes, refusal)
 from autograder.assignment.lab.layout import (CONFIG_ONLY_SOURCE, EVIDENCE_ARCHITECTURE, EVIDENCE_DEVICE,
-                                              EVIDENCE_REAL, EVIDENCE_SMOKE, HARDWARE_KEYS, MODEL_ID,
-                                              MODEL_KEYS, PATH_KEYS, PATH_NAMES, PROBE_SUFFIX,
+                                              EVIDENCE_REAL, EVIDENCE_SMOKE, FALLBACK_SEQ_LEN, GPU_CONFIG,
+                                              HARDWARE_KEYS, MODEL_ID, MODEL_KEYS, PATH_KEYS, PATH_NAMES, PROBE_SUFFIX,
                                               QWEN_FP32_WEIGHTS_AND_GRADS_MB, QWEN_PARAMETERS, RECORD_GLOB,
                                               RESULTS_RELATIVE_DIR, SCHEMA_VERSION, TOP_KEYS,
                                               UPDATE_DEFAULTS, WORKLOAD_KEYS, close, is_number, joined,
@@ -61,17 +61,12 @@ __all__ = [  # the public API; other code and tests import it from here
     "RESULTS_RELATIVE_DIR", "SCHEMA_VERSION", "TOP_KEYS", "UPDATE_DEFAULTS", "WORKLOAD_KEYS",
 ]
 
-# The chapter's GPU_CONFIG, which a credited run must keep (seq_len: see ACCEPTED_SEQ_LENS).
-CHAPTER_WORKLOAD = {
-    "batch_size": 1,
-    "learning_rate": 1e-4,
-    "initial_scale": 65536.0,
-    "max_scale_backoff_steps": 12,
-    "seed": 2026,
-    "prompts": ["Explain mixed precision training."],
-}
-ACCEPTED_SEQ_LENS = (128, 64)  # 128 is the chapter's; 64 its documented low-memory fallback
-MIN_REPEATS = 20
+# The chapter's GPU_CONFIG, which a credited run must keep; the candidate dtype is free, and
+# seq_len, repeats and warm-up have rules of their own (below).
+CHAPTER_WORKLOAD = {key: value for key, value in GPU_CONFIG.items()
+                    if key not in ("candidate_dtype", "seq_len", "repeats", "warmup")}
+ACCEPTED_SEQ_LENS = (GPU_CONFIG["seq_len"], FALLBACK_SEQ_LEN)  # the chapter's, and its low-memory fallback
+MIN_REPEATS = GPU_CONFIG["repeats"]
 
 
 @dataclass
@@ -258,7 +253,7 @@ def _workload_gaps(workload: dict, notes: list) -> list:
     if workload["seq_len"] not in ACCEPTED_SEQ_LENS:
         gaps.append(_("workload.seq_len is {value}; credit needs 128 (or the chapter's memory "
                       "fallback 64)", value=workload["seq_len"]))
-    elif workload["seq_len"] == 64:
+    elif workload["seq_len"] == FALLBACK_SEQ_LEN:
         notes.append(_("seq_len 64: the chapter's low-memory fallback"))
     if workload["repeats"] < MIN_REPEATS:
         gaps.append(_("workload.repeats is {value}; credit needs at least {minimum}",

@@ -13,6 +13,13 @@ FP16 accumulate at twice the FP32-accumulate rate); ``memory_gb`` the capacities
 with; ``capability`` what ``torch.cuda.get_device_capability`` reports (None: not checked);
 ``partitioned`` True for data-centre parts that MIG or vGPU can slice, whose ``total_memory``
 may be a fraction of the board's.
+
+This table is the authority, and the lab's own ``PEAKS`` (``gpu_lab/amp_lab_flops.py``, which
+puts MFU in a record) repeats a few of its rows, held equal by a test, rather than the checker
+deriving its bounds from the lab: the lab must run with nothing of the grader beside it, and the
+bounds need more than the lab's peaks (memory sizes, capabilities, every GPU a student may name).
+The checker reads nothing from the lab but its record layout (``amp_lab_layout.py``, plain data),
+and re-derives every MFU a record states from this table.
 """
 from __future__ import annotations
 

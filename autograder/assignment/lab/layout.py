@@ -5,6 +5,13 @@ with the right type and the fixed identifiers. Whether the numbers fit together 
 :mod:`autograder.assignment.lab.consistency`; whether a GPU could have produced them is
 :mod:`autograder.assignment.lab.plausibility`.
 
+The layout itself (identifiers, file names, required keys, evidence levels, the chapter's
+workload and model) is defined once, in ``gpu_lab/amp_lab_layout.py`` beside the lab that writes
+the records: :func:`lab_layout` executes that file and this module names what it defines, so the
+writer and the reader cannot drift apart. The lab is standalone and cannot import the grader; the
+grader reads the lab's file, which every export of the grader ships with it (``GRADER_FILES`` in
+the description) and the template's integrity manifest protects.
+
 Everything here also serves the later stages: the constants, the number helpers and
 :func:`shown` / :func:`plain_text`, which every message uses to echo a student's value (a record
 is hostile input: a value may be megabytes long or carry terminal escape codes).
@@ -18,42 +25,60 @@ import math
 import re
 from pathlib import Path
 
+from autograder import locations
 from autograder.i18n import _
+from autograder.intake import safe_files
 
-RECORD_GLOB = "train-amp-backward_*.json"
-RESULTS_RELATIVE_DIR = Path("benchmarks/results/train_mixed_precision_backward")
+LAB_LAYOUT_FILE = "gpu_lab/amp_lab_layout.py"  # relative to the repository's root
+MAX_LAB_LAYOUT_BYTES = 1 << 16
 
-SCHEMA_VERSION = "training-mechanism-gpu/v3"
-SEMANTIC_ID = "TRAIN-AMP-BACKWARD"
-PROFILE_ID = "TRAIN-CUDA-MECHANISM"
-MODEL_ID = "Qwen/Qwen2.5-0.5B"
-EVIDENCE_REAL = "real_model_mechanism_benchmark"
-EVIDENCE_SMOKE = "cpu_smoke_mechanism_check"
-# The lab's --config-only on CUDA: Qwen2.5-0.5B's architecture with random weights. Valid
-# evidence of time, memory and update semantics; never the lab's credit (lab_check).
-EVIDENCE_ARCHITECTURE = "architecture_benchmark_random_weights"
-CONFIG_ONLY_SOURCE = "config_only"  # model.resolution_source of such a record
-EVIDENCE_DEVICE = {EVIDENCE_REAL: "cuda", EVIDENCE_SMOKE: "cpu", EVIDENCE_ARCHITECTURE: "cuda"}
-PEAK_KINDS = ("fp32", "tf32", "fp16_bf16_tensor")  # the math a path's MFU is measured against
-PROBE_SUFFIX = "self_attn.q_proj.weight"
 
-TOP_KEYS = ("schema_version", "semantic_id", "profile_id", "run_label", "model", "workload",
-            "hardware", "metrics", "failure", "evidence_level", "decision")
-MODEL_KEYS = ("id", "requested_revision", "resolved_commit", "resolution_source", "tokenizer_class")
-WORKLOAD_KEYS = ("candidate_dtype", "batch_size", "seq_len", "repeats", "warmup", "learning_rate",
-                 "initial_scale", "max_scale_backoff_steps", "seed", "prompts")
-HARDWARE_KEYS = ("device", "name", "total_memory_mb", "capability", "torch", "cuda")
-PATH_NAMES = ("baseline", "candidate", "overflow")
-PATH_KEYS = ("label", "dtype", "status", "step_median_ms", "step_p95_ms", "peak_allocated_mb",
-             "grad_norm", "grad_is_finite", "probe_parameter", "parameter_delta_max",
-             "scale_initial", "scale_before", "scale_after", "scale_backoff_steps",
-             "attempted_steps", "successful_steps", "step_applied")
+def lab_layout(root=None) -> dict:
+    """The names ``gpu_lab/amp_lab_layout.py`` defines (under ``root``, default the grader's own
+    repository). Compiled from its source, never from a cached ``.pyc``: a cache beside the file
+    is not something the grader's guard watches. Read once, when the checker is imported, which
+    the judge does before any student code runs."""
+    path = Path(root or locations.REPO_ROOT) / LAB_LAYOUT_FILE
+    try:
+        source = safe_files.read_text(str(path), MAX_LAB_LAYOUT_BYTES)
+    except OSError as exc:
+        raise ImportError(f"the GPU lab's record layout cannot be read: {exc}") from None
+    names = {"__name__": "amp_lab_layout", "__file__": str(path)}
+    exec(compile(source, str(path), "exec"), names)  # plain literals (the file says so)
+    return names
 
+
+_LAB = lab_layout()
+RECORD_PREFIX = _LAB["RECORD_PREFIX"]
+RECORD_GLOB = _LAB["RECORD_GLOB"]
+RESULTS_RELATIVE_DIR = Path(_LAB["RESULTS_RELATIVE_DIR"])
+
+SCHEMA_VERSION = _LAB["SCHEMA_VERSION"]
+SEMANTIC_ID = _LAB["SEMANTIC_ID"]
+PROFILE_ID = _LAB["PROFILE_ID"]
+MODEL_ID = _LAB["MODEL_ID"]
+QWEN_ARCHITECTURE = _LAB["QWEN_ARCHITECTURE"]
+EVIDENCE_REAL = _LAB["EVIDENCE_REAL"]
+EVIDENCE_SMOKE = _LAB["EVIDENCE_SMOKE"]
+EVIDENCE_ARCHITECTURE = _LAB["EVIDENCE_ARCHITECTURE"]  # valid evidence, never the credit
+CONFIG_ONLY_SOURCE = _LAB["CONFIG_ONLY_SOURCE"]
+EVIDENCE_DEVICE = _LAB["EVIDENCE_DEVICE"]
+PEAK_KINDS = _LAB["PEAK_KINDS"]
+PROBE_SUFFIX = _LAB["PROBE_SUFFIX"]
+
+TOP_KEYS = _LAB["TOP_KEYS"]
+MODEL_KEYS = _LAB["MODEL_KEYS"]
+WORKLOAD_KEYS = _LAB["WORKLOAD_KEYS"]
+HARDWARE_KEYS = _LAB["HARDWARE_KEYS"]
+PATH_NAMES = _LAB["PATH_NAMES"]
+PATH_KEYS = _LAB["PATH_KEYS"]
+
+GPU_CONFIG = _LAB["CHAPTER_WORKLOAD"]  # the chapter's, key for key
+FALLBACK_SEQ_LEN = _LAB["FALLBACK_SEQ_LEN"]
 # Fixed in the chapter's code; records may state them (the lab does), defaults otherwise.
-UPDATE_DEFAULTS = {"growth_interval": 1000, "backoff_factor": 0.5, "max_grad_norm": 1.0}
+UPDATE_DEFAULTS = _LAB["UPDATE_SETTINGS"]
 
-# Qwen2.5-0.5B, counting its tied embedding once (what the lab's count_parameters reports).
-QWEN_PARAMETERS = 494_032_768
+QWEN_PARAMETERS = _LAB["QWEN_PARAMETERS"]
 QWEN_FP32_WEIGHTS_MB = QWEN_PARAMETERS * 4 / 2**20                # 1884.6 MiB
 QWEN_FP32_WEIGHTS_AND_GRADS_MB = QWEN_PARAMETERS * 8 / 2**20      # 3769.2 MiB
 

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from autograder.i18n import _
 from autograder.assignment.lab.gpu_specs import FASTEST_KNOWN, GpuSpec, lookup
-from autograder.assignment.lab.layout import (MODEL_ID, PATH_NAMES, QWEN_FP32_WEIGHTS_AND_GRADS_MB,
+from autograder.assignment.lab.layout import (MODEL_ID, PATH_NAMES, PEAK_KINDS, QWEN_ARCHITECTURE,
+                                              QWEN_FP32_WEIGHTS_AND_GRADS_MB,
                                               QWEN_FP32_WEIGHTS_MB, QWEN_PARAMETERS, close, is_int,
                                               is_number, parse_capability, plain_text, settings)
 
@@ -45,8 +46,9 @@ MEMORY_LOW_FRACTION = 0.90
 # |new - old| of an FP32 weight carries rounding of about one ulp of the weight; allow for it.
 UPDATE_REL_SLACK = 0.01
 UPDATE_ABS_SLACK = 1e-6
-QWEN_LAYERS, QWEN_ATTENTION_WIDTH = 24, 896  # 14 heads x 64
-PEAK_FIELDS = {"fp32": "fp32", "tf32": "tf32", "fp16_bf16_tensor": "half"}  # peak_kind -> GpuSpec
+QWEN_LAYERS = QWEN_ARCHITECTURE["num_hidden_layers"]  # 24
+QWEN_ATTENTION_WIDTH = QWEN_ARCHITECTURE["hidden_size"]  # 896: 14 heads x 64 (Qwen2's head_dim is hidden / heads)
+PEAK_FIELDS = dict(zip(PEAK_KINDS, ("fp32", "tf32", "half")))  # peak_kind -> GpuSpec field
 
 
 def plausibility(record: dict) -> tuple[list, list]:

@@ -9,16 +9,19 @@ does the staff's script for a prepared GPU run (gpu_run.sh).
 import re
 import shutil
 
-LAB_RESULTS = "benchmarks/results/train_mixed_precision_backward"
+from autograder.assignment.lab.layout import RECORD_PREFIX, RESULTS_RELATIVE_DIR
+
+LAB_RESULTS = RESULTS_RELATIVE_DIR.as_posix()
 STAFF_FILES = ("STAFF.md", "gpu_run.sh")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cache",
-                                 "train-amp-backward_*", "results.json", *STAFF_FILES)
+                                 f"{RECORD_PREFIX}_*", "results.json", *STAFF_FILES)
 STAFF_LINK = re.compile(r"[ \t]*·?[^·\n]*\[[^\]\n]*\]\(STAFF\.md\)")
 # Lines for the template's .gitignore.
 GITIGNORE = ("# A CPU smoke record of the GPU lab earns no credit: keep it out of commits.\n"
-             f"{LAB_RESULTS}/train-amp-backward_cpu_smoke.*\n")
-# Files outside the grader that a student must not change (integrity's manifest).
-PROTECTED = ("gpu_lab/amp_backward_lab.py",)
+             f"{LAB_RESULTS}/{RECORD_PREFIX}_cpu_smoke.*\n")
+# Files outside the grader that a student must not change (integrity's manifest): the lab's
+# modules, among them the record layout that the grader itself executes (amp_lab_layout.py).
+PROTECTED = ("gpu_lab/*.py",)
 
 
 def student_lab_readme(text):
