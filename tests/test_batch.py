@@ -582,6 +582,20 @@ def test_guard_restores_changed_missing_and_added_files(tmp_path):
     assert guard.restore() == []
 
 
+def test_guards_cover_the_files_an_assignment_grader_reads_from_outside_the_package(monkeypatch):
+    """The lab's record layout (gpu_lab/amp_lab_layout.py) is read by check-lab: its folder is
+    guarded beside the package, and an edit there shows under its folder's name."""
+    from autograder import active_assignment, locations
+
+    guards = grader_guard.GraderGuards(keep_contents=False)
+    folders = [guard.package_dir for guard in guards.guards]
+    for name in active_assignment.current().grader_files:
+        assert (locations.REPO_ROOT / name).parent.resolve() in folders, name
+    lab_guard = next(guard for guard in guards.guards if guard.package_dir.name == "gpu_lab")
+    monkeypatch.setattr(lab_guard, "changes", lambda: ["amp_lab_layout.py"])
+    assert "gpu_lab/amp_lab_layout.py" in guards.changes()
+
+
 @pytest.mark.parametrize("keep_contents", [True, False])
 def test_guard_sees_edits_that_keep_size_and_times(tmp_path, monkeypatch, keep_contents):
     """Files older than the snapshot's window are compared by status only: an edit

@@ -121,15 +121,21 @@ class GraderGuard:
 
 
 class GraderGuards:
-    """A :class:`GraderGuard` over the grader's package and one over the assignment's
-    folder when it lives outside it (``$AUTOGRADER_ASSIGNMENT``); the same three calls."""
+    """A :class:`GraderGuard` over the grader's package, one over the assignment's folder when
+    it lives outside it (``$AUTOGRADER_ASSIGNMENT``), and one over each folder holding a file
+    the assignment's grader reads from outside the package (its ``grader_files``: that code
+    decides grades as much as the package does); the same three calls."""
 
     def __init__(self, package_dir=None, keep_contents=True):
         package = pathlib.Path(package_dir or locations.PACKAGE_DIR).resolve()
         folders = [package]
-        assignment = active_assignment.current().folder
-        if package == locations.PACKAGE_DIR and package not in assignment.parents:
-            folders.append(assignment)  # the grader's own, wherever it lives
+        if package == locations.PACKAGE_DIR:  # the grader's own, wherever its parts live
+            assignment = active_assignment.current()
+            outside = [assignment.folder] + [(locations.REPO_ROOT / name).parent.resolve()
+                                             for name in assignment.grader_files]
+            for folder in outside:
+                if folder not in folders and package not in folder.parents:
+                    folders.append(folder)
         self.guards = [GraderGuard(folder, keep_contents) for folder in folders]
         self.planted = [name for guard in self.guards for name in self._named(guard, guard.planted)]
 
