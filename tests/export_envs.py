@@ -8,7 +8,8 @@ files it was built from (and the Python that built it) and reused by later
 sessions: ``$AMP_EXPORT_ENVS``, default ``<tmp>/amp-export-envs-<uid>``. A world-
 traversable place on purpose: the grader's boxes run student code under a uid
 of their own, which must be able to read the interpreter (as on Gradescope,
-where setup.sh opens /autograder to everyone). Delete the folder to rebuild.
+where setup.sh opens /autograder to everyone). Delete the folder to rebuild;
+an environment of the same kind unused for three days goes when a new one is built.
 """
 import contextlib
 import fcntl
@@ -19,8 +20,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 DONE = ".complete"
+STALE_DAYS = 3
 
 
 def clean_environ(**extra):
@@ -75,7 +78,10 @@ def cached(kind, files, build, python):
     folder = root / key_of(kind, files, python)
     with open(root / f"{folder.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another session building the same environment
-        if not (folder / DONE).is_file():
+        if (folder / DONE).is_file():
+            os.utime(folder / DONE)  # in use: not stale
+        else:
+            prune(root, kind, keep=folder.name)
             with contextlib.suppress(FileNotFoundError):
                 shutil.rmtree(folder)
             folder.mkdir(mode=0o755)
@@ -85,6 +91,21 @@ def cached(kind, files, build, python):
             build(folder)
             (folder / DONE).write_text("built\n", encoding="utf-8")
     return folder
+
+
+def prune(root, kind, keep, days=STALE_DAYS):
+    """Remove environments of ``kind`` unused for ``days`` (built from files since changed)."""
+    for other in root.glob(f"{kind}-*"):
+        if other.name == keep or not other.is_dir():
+            continue
+        with contextlib.suppress(OSError), open(root / f"{other.name}.lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # being built or used now
+            used = (other / DONE).stat().st_mtime if (other / DONE).is_file() else other.stat().st_mtime
+            if time.time() - used > days * 86400:
+                shutil.rmtree(other, ignore_errors=True)
 
 
 def run_logged(command, log, **kwargs):

@@ -4,8 +4,8 @@
 # the files beside it and nothing else: a venv on a Python >= @MIN_PYTHON@, torch's
 # CPU build (the default Linux wheel pulls several GB of CUDA libraries), then
 # requirements.txt. Written by `python -m autograder export-gradescope`.
-# AUTOGRADER_ROOT (default /autograder) exists so that the export can be tried
-# and tested outside Gradescope.
+# AUTOGRADER_ROOT (default /autograder) and AUTOGRADER_NO_APT (set: never run
+# apt-get) exist so that the export can be tried and tested outside Gradescope.
 set -euo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 SOURCE="$ROOT/source"
@@ -14,6 +14,10 @@ MIN_PYTHON="@MIN_PYTHON@"
 TORCH="@TORCH@"
 TORCH_INDEX="@TORCH_INDEX@"
 IMAGE_ADVICE="On the assignment's Configure Autograder page choose the base image Ubuntu 22.04 (its python3 is 3.10) and upload the zip again; see the TA guide (docs/ta-guide.md, section Gradescope)."
+
+may_apt() {
+  [ -z "${AUTOGRADER_NO_APT:-}" ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]
+}
 
 fail() {
   printf '\nsetup.sh: ERROR: %s\n' "$*" >&2
@@ -45,7 +49,7 @@ describe_python() {
 }
 
 if ! PYTHON="$(find_python)"; then
-  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  if may_apt; then
     echo "setup.sh: no Python >= $MIN_PYTHON with venv on this image ($(describe_python)): installing python3 and python3-venv"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update
@@ -69,8 +73,7 @@ chmod -R a+rX "$VENV" "$SOURCE"
 
 # The syscall filter needs the system's libseccomp: add it where apt can.
 cd "$SOURCE"
-if ! "$VENV/bin/python" -m autograder.cli.gradescope_run check --quiet --need-filter \
-    && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+if ! "$VENV/bin/python" -m autograder.cli.gradescope_run check --quiet --need-filter && may_apt; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libseccomp2 || true
 fi
 # Fails (and so does the build) if the grader still lacks a package; says what confinement it gets.
