@@ -183,6 +183,8 @@ def test_bridge_grades_once_and_reports_our_feedback(exported, tmp_path):
 @pytest.fixture(scope="module")
 def otter_env(exported, tmp_path_factory):
     """The ``otter`` of a fresh venv holding otter-grader and the export's requirements.txt."""
+    if not export_envs.LINUX:
+        pytest.skip(export_envs.NOT_LINUX)
     python = export_envs.base_python()
     if python is None:
         pytest.skip("no python3 outside this venv to build a fresh environment with")
