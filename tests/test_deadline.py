@@ -6,6 +6,7 @@ Repositories are built with fixed committer dates; the deadline is given in
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -45,6 +46,29 @@ def test_parse_deadline_needs_a_zone():
     for bad in ("2026-12-15T23:59", "next friday", "2026-13-01T00:00Z"):
         with pytest.raises(deadline.DeadlineError):
             deadline.parse_deadline(bad)
+
+
+@pytest.mark.parametrize("bare, suggested", [("2026-12-01", "2026-12-01T23:59+08:00"),
+                                             ("2026-12-01+08:00", "2026-12-01T23:59+08:00"),
+                                             ("2026-12-01-05:00", "2026-12-01T23:59-05:00"),
+                                             ("2026-12-01Z", "2026-12-01T23:59Z"),
+                                             ("20261201", "2026-12-01T23:59+08:00")])
+def test_a_bare_date_is_refused_with_a_full_time_suggested(bare, suggested):
+    """A date alone would mean 00:00 of the due day; the error's example must itself be
+    a deadline that parses (it used to suggest '2026-12-01+08:00', refused in turn)."""
+    with pytest.raises(deadline.DeadlineError) as refused:
+        deadline.parse_deadline(bare)
+    for lang, words in (("en", "a date alone"), ("zh", "只写日期")):
+        message = refused.value.render(lang)
+        assert words in message and message.rstrip("。.").endswith(suggested), message
+    example = deadline.parse_deadline(suggested)
+    assert (example.year, example.month, example.day, example.hour, example.minute) == (2026, 12, 1, 23, 59)
+    # Every suggestion the parser makes parses.
+    with pytest.raises(deadline.DeadlineError) as no_zone:
+        deadline.parse_deadline("2026-12-01T23:59")
+    for lang in ("en", "zh"):
+        examples = re.findall(r"2026-12-01T23:59[^\s'。，,]+", no_zone.value.render(lang))
+        assert len(examples) == 2 and all(deadline.parse_deadline(example.rstrip(".")) for example in examples)
 
 
 def test_last_commit_at_or_before_the_deadline_in_its_zone(tmp_path):
@@ -232,6 +256,9 @@ def test_deadline_options_on_the_command_line(tmp_path):
                               timeout=120, check=False)
 
     for args, message in ((["--deadline", "2026-12-15T23:59"], "no time zone"),
+                          (["--deadline", "2026-12-01"], "e.g. 2026-12-01T23:59+08:00."),
+                          (["--deadline", "2026-12-01", "--report-lang", "zh"], "例如 2026-12-01T23:59+08:00。"),
+                          (["--deadline", "2026-12-01", "--lang", "zh"], "只写日期"),
                           (["--deadline", DEADLINE, "--deadline-source", "pushed"], "needs --pushes"),
                           (["--also-latest"], "need --deadline"),
                           (["--deadline", DEADLINE, "--deadline-source", "pushed", "--pushes",

@@ -14,7 +14,7 @@ import pytest
 from autograder.cli.grade import print_report
 from autograder.class_reports import class_report
 from autograder.class_reports import write as class_write
-from autograder.reports import summary_md, terminal
+from autograder.reports import isolation_view, summary_md, terminal
 from autograder.judging.results import GradeReport
 from autograder.judging.results import TestResult as Result
 from runner_files import workflow_commands
@@ -101,6 +101,23 @@ def test_terminal_warns_loudly_when_student_code_was_not_confined():
     # The student reads one line; the facts are in results.json (and the class report).
     assert "Sandbox: your code ran confined" in confined
     assert "Sandbox:" not in terminal.render(hostile_report({}))
+
+
+@pytest.mark.parametrize("lang, words", [("en", "without these layers on this machine: syscall filter"),
+                                         ("zh", "系统调用过滤")])
+def test_a_confined_run_lacking_a_layer_says_which(lang, words):
+    unfiltered = {"confined": True, "fs": "Landlock ABI 6: file system", "syscalls": "not filtered",
+                  "missing_layers": ["syscall filter"], "problems": []}
+    lines = terminal.isolation_lines(unfiltered, lang)
+    assert len(lines) == 1 and words in lines[0]
+    assert words in "\n".join(summary_md.isolation_lines(unfiltered, lang))
+    assert "missing layers=syscall filter" in isolation_view.one_line(unfiltered)
+    # From a grader before the list existed: worked out from the facts.
+    assert words in terminal.isolation_lines({k: v for k, v in unfiltered.items() if k != "missing_layers"}, lang)[0]
+    # Whatever a results.json holds there, the line is text.
+    for odd in (["syscall filter", ["x"], {"a": 1}, None, "y" * 1000], "one", 7):
+        assert terminal.isolation_lines(dict(unfiltered, missing_layers=odd), lang)[0].startswith(
+            "Sandbox" if lang == "en" else "沙箱")
 
 
 def test_test_without_module_or_points_renders_under_a_placeholder():

@@ -36,6 +36,25 @@ def test_combined_report_is_the_weakest():
     assert "NOT CONFINED" in isolation.summary(combined)
 
 
+def test_a_confined_report_names_the_layers_it_lacks():
+    """Confined with a minimal root but no syscall filter (no libseccomp binding): the
+    report says so beside `confined`, and so does every summary of it."""
+    full = {"confined": True, "root": "minimal (pivot_root): 9 read-only folders", "fs": "Landlock ABI 6: file system",
+            "syscalls": "seccomp: no new sockets", "network": "none (empty network namespace)",
+            "signals": "own process namespace", "process_namespace": True, "memory": "cgroup v2: at most 1 GiB",
+            "problems": []}
+    unfiltered = dict(full, syscalls="not filtered", problems=["syscall filter: no libseccomp binding"])
+    assert isolation.combine([full, full])["missing_layers"] == []
+    assert isolation.summary(isolation.combine([full])).startswith("confined (")
+    combined = isolation.combine([full, unfiltered])
+    assert combined["confined"] is True and combined["missing_layers"] == ["syscall filter"]
+    assert isolation.summary(combined).startswith("confined, but without: syscall filter (")
+    assert isolation.summary(unfiltered).startswith("confined, but without: syscall filter (")
+    bare = dict(full, root="the machine's, read-only", network="TCP blocked (Landlock)",
+                memory="each process at most 2048 MiB (no cgroup)")
+    assert isolation.combine([bare])["missing_layers"] == ["minimal root", "network namespace", "cgroup"]
+
+
 @pytest.mark.skipif(not uids.running_as_root(), reason="uids are handed out as root only")
 def test_student_uids_are_unused_and_distinct():
     chosen = uids.allocate(5)

@@ -3,18 +3,30 @@
 import pathlib
 import sys
 
+from autograder.exports import runtime
 from autograder.exports.gradescope import build_zip
+from autograder.i18n import LANGUAGES
+
+
+def add_lang_argument(parser):
+    """--lang of an export (shared with export-otter)."""
+    parser.add_argument("--lang", choices=LANGUAGES, default=None,
+                        help="language of the students' feedback (default: [tool.autograder] lang in this "
+                             f"repository's pyproject.toml, else the students' language, "
+                             f"{runtime.course_language()!r} here)")
 
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
         "export-gradescope", help="build a Gradescope autograder zip (hidden tests included)",
-        description="Build a Gradescope autograder zip: setup.sh, run_autograder and this grader "
-                    "with its hidden tests. Upload it as the assignment's autograder.")
+        description="Build a Gradescope autograder zip: setup.sh, run_autograder, requirements.txt and this "
+                    "grader with its hidden tests. Upload it as the assignment's autograder (base image: "
+                    "Ubuntu 22.04; docs/ta-guide.md).")
     parser.add_argument("destination", metavar="DEST.zip")
     parser.add_argument("--seed", type=int, default=None,
                         help="grade every submission with this seed (default: a new seed per run, "
                              "recorded in results.json)")
+    add_lang_argument(parser)
     parser.set_defaults(func=run_export)
     return parser
 
@@ -24,9 +36,10 @@ def run_export(args):
     if destination.suffix != ".zip":
         print("export-gradescope: DEST must end in .zip", file=sys.stderr)
         return 2
-    names = build_zip(destination, seed=args.seed)
+    lang = args.lang or runtime.course_language()
+    names = build_zip(destination, seed=args.seed, lang=lang)
     hidden = [n for n in names if n.startswith("autograder/assignment/hidden/test_")]
-    print(f"wrote {destination} ({len(names)} files, {len(hidden)} hidden test file(s))")
+    print(f"wrote {destination} ({len(names)} files, {len(hidden)} hidden test file(s); feedback in {lang})")
     if not hidden:
         print("export-gradescope: warning: no hidden tests in autograder/assignment/hidden: students would be "
               "graded on the visible tests only", file=sys.stderr)

@@ -1,9 +1,10 @@
 """``python -m autograder export-otter DEST``: the command line of
 :mod:`autograder.exports.otter` (the folder it writes is documented there)."""
+import subprocess
 import sys
 
-import subprocess
-
+from autograder.cli.export_gradescope import add_lang_argument
+from autograder.exports import runtime
 from autograder.exports.otter import DEFAULT_TIMEOUT_S, export, generate_zip
 
 
@@ -19,15 +20,17 @@ def add_parser(subparsers):
                         help=f"wall-clock seconds for grading one submission (default {DEFAULT_TIMEOUT_S})")
     parser.add_argument("--otter-bin", default=None, metavar="PATH",
                         help="also run `PATH generate` to build DEST/autograder.zip")
+    add_lang_argument(parser)
     parser.set_defaults(func=run_export)
     return parser
 
 
 def run_export(args):
-    support, tests = export(args.destination, seed=args.seed, timeout=args.timeout)
+    lang = args.lang or runtime.course_language()
+    support, tests = export(args.destination, seed=args.seed, timeout=args.timeout, lang=lang)
     hidden = sum(1 for test in tests if test["visibility"] == "hidden")
     print(f"wrote {args.destination}: {len(tests)} case(s) ({hidden} hidden) in "
-          f"{len({t['module'] for t in tests})} otter test file(s); support folder {support}")
+          f"{len({t['module'] for t in tests})} otter test file(s); support folder {support}; feedback in {lang}")
     if args.otter_bin:
         try:
             path = generate_zip(args.destination, support, args.otter_bin)

@@ -25,7 +25,8 @@ from autograder.batch.grade_class import (DEFAULT_TIMEOUT_S, STATUSES, BatchInte
                                           discover, parse_shard, release_reserve, run_batch, run_command,
                                           select_shard)
 from autograder.batch.manifest import MANIFEST, _now, merge_manifests, read_manifest, write_manifest
-from autograder.i18n import LANGUAGES
+from autograder import locations
+from autograder.i18n import LANGUAGES, resolve_language
 from autograder.reports.safe_text import terminal_line
 from autograder.sandbox import environment
 
@@ -128,7 +129,14 @@ def deadline_spec(args, recorded=None):
             raise UsageError("--pushes is only read with --deadline-source pushed")
         return deadline.DeadlineSpec(when)
     except deadline.DeadlineError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(exc.render(staff_language(args))) from None
+
+
+def staff_language(args):
+    """The language a TA reads this run's errors in: the class page's (--report-lang), else the
+    students' (--lang), else $AUTOGRADER_LANG or the course repository's setting."""
+    chosen = getattr(args, "report_lang", None) or getattr(args, "lang", None)
+    return chosen or resolve_language(root=str(locations.REPO_ROOT))
 
 
 def run_grade_many(args):

@@ -1,20 +1,28 @@
 """``python -m autograder export-gradescope DEST.zip``: a Gradescope autograder.
 
-The zip holds this grader (hidden tests included), ``setup.sh`` (CPU torch and
-the pinned grader requirements in a venv on Gradescope's Ubuntu image) and
-``run_autograder``, which finds the student's modules in
+The zip holds this grader (hidden tests included), ``requirements.txt`` (the
+repository's own, :mod:`autograder.exports.runtime`), ``setup.sh`` and
+``run_autograder`` (made from ``gradescope_files/``).
+
+``setup.sh`` builds the grader's environment from the zip's files only: a venv
+on a Python new enough for the grader (installed with apt where the image has
+none; a clear error where that cannot help), CPU torch from PyTorch's index,
+then ``requirements.txt``; it ends by checking that the grader finds every
+package it needs, so that a broken image fails its build instead of grading
+every student 0 / 0. ``run_autograder`` finds the student's modules in
 ``/autograder/submission`` (the three ``.py`` files uploaded as they are, a
 repository with ``exercises/``, or either inside one top folder) and runs
-``python -m autograder grade --submission ... --results /autograder/results/results.json``:
-the same hidden tests, the same sandbox, the same results file as everywhere else.
+``python -m autograder grade --submission ... --results /autograder/results/results.json``
+with the venv's Python, in the export's language: the same hidden tests, the
+same sandbox, the same results file as everywhere else.
 
 No otter here: Gradescope only needs ``setup.sh``, ``run_autograder`` and
 ``results.json`` in its format, which ``grade`` already writes.
 
-``run_autograder`` reads ``AUTOGRADER_ROOT`` (default ``/autograder``) and, to
-point parts elsewhere, ``AUTOGRADER_SOURCE``, ``AUTOGRADER_SUBMISSION``,
-``AUTOGRADER_RESULTS``, ``AUTOGRADER_PYTHON`` and ``AUTOGRADER_SEED``, so a test can
-run it in a temporary folder laid out like ``/autograder``.
+Both scripts read ``AUTOGRADER_ROOT`` (default ``/autograder``; the venv is
+``$AUTOGRADER_ROOT/venv``) and ``run_autograder`` also ``AUTOGRADER_SOURCE``,
+``AUTOGRADER_SUBMISSION``, ``AUTOGRADER_RESULTS`` and ``AUTOGRADER_SEED``, so a
+test can build and run the export in a temporary folder laid out like ``/autograder``.
 """
 import hashlib
 import io
@@ -23,14 +31,15 @@ import pathlib
 import stat
 import zipfile
 
-from autograder import locations
-from autograder import active_assignment
+from autograder import active_assignment, locations
+from autograder.exports import runtime
+from autograder.i18n import check_language, text as t
 
 PACKAGE_DIR = locations.PACKAGE_DIR
-REPO_ROOT = PACKAGE_DIR.parent
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-GRADER_REQUIREMENTS = ("torch", "pytest", "pytest-timeout")
+TEMPLATES = pathlib.Path(__file__).resolve().parent / "gradescope_files"
 _SKIP_DIRS = {"__pycache__", ".pytest_cache"}
+REQUIREMENTS_HEADER = ("# The grader's runtime requirements: the course repository's requirements.txt,\n"
+                       "# copied by export-gradescope. setup.sh installs torch from the CPU index first.\n")
 
 
 # -- shared with otter_export ----------------------------------------------------------------
@@ -71,29 +80,6 @@ def hidden_test_files():
     return sorted(name for _, name in package_files() if name.startswith("autograder/assignment/hidden/test_"))
 
 
-def pinned_requirements():
-    """The grader's runtime pins: ``torch`` from requirements.txt, pytest and
-    pytest-timeout at the versions this export was made (and tested) with."""
-    from importlib import metadata
-
-    pins = {}
-    requirements = REPO_ROOT / "requirements.txt"
-    if requirements.is_file():
-        for line in requirements.read_text(encoding="utf-8").splitlines():
-            line = line.split("#", 1)[0].strip()
-            name = line.split("=")[0].split("<")[0].split(">")[0].split("[")[0].strip().lower()
-            if name in GRADER_REQUIREMENTS:
-                pins[name] = line
-    for name in GRADER_REQUIREMENTS:
-        try:
-            version = metadata.version(name).split("+")[0]
-        except metadata.PackageNotFoundError:
-            continue
-        if name != "torch" or name not in pins:
-            pins[name] = f"{name}=={version}"
-    return [pins[name] for name in GRADER_REQUIREMENTS if name in pins]
-
-
 def find_modules_folder(submission):
     """The folder of a submission that holds the exercise modules, or None.
 
@@ -117,48 +103,31 @@ def find_modules_folder(submission):
 
 
 # -- the zip -----------------------------------------------------------------------------------
-SETUP_SH = """#!/usr/bin/env bash
-# Gradescope runs this once when it builds the autograder image (Ubuntu, root).
-# CPU-only torch (the default torch wheel pulls several GB of CUDA libraries),
-# then the grader's pinned requirements, in a venv owned by the autograder.
-set -euxo pipefail
-export DEBIAN_FRONTEND=noninteractive
-apt-get update
-apt-get install -y --no-install-recommends python3 python3-venv python3-pip
-python3 -m venv /autograder/venv
-/autograder/venv/bin/python -m pip install --upgrade pip
-/autograder/venv/bin/python -m pip install --index-url {cpu_index} "{torch_pin}"
-/autograder/venv/bin/python -m pip install -r /autograder/source/requirements-grader.txt
-# Student code runs as 'nobody' when the grader can drop root: it must be able
-# to read the interpreter and nothing else of ours needs to be writable.
-chmod a+rx /autograder
-chmod -R a+rX /autograder/venv /autograder/source
-/autograder/venv/bin/python -c "import torch, pytest; print('torch', torch.__version__)"
-"""
+def _script(name):
+    return (TEMPLATES / name).read_text(encoding="utf-8")
 
-RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Gradescope runs this for every submission, from /autograder. The AUTOGRADER_*
-# variables only exist so that the export can be tested outside Gradescope.
-set -uo pipefail
-ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
-SOURCE="${{AUTOGRADER_SOURCE:-$ROOT/source}}"
-SUBMISSION="${{AUTOGRADER_SUBMISSION:-$ROOT/submission}}"
-RESULTS="${{AUTOGRADER_RESULTS:-$ROOT/results/results.json}}"
-PYTHON="${{AUTOGRADER_PYTHON:-$ROOT/venv/bin/python}}"
-SEED="${{AUTOGRADER_SEED:-{seed}}}"
-mkdir -p "$(dirname "$RESULTS")"
-chmod -R a+rX "$SOURCE" 2>/dev/null || true
-cd "$SOURCE"
-ARGS=(run --submission "$SUBMISSION" --results "$RESULTS")
-if [ -n "$SEED" ]; then ARGS+=(--seed "$SEED"); fi
-"$PYTHON" -m autograder.cli.gradescope_run "${{ARGS[@]}}"
-status=$?
-if [ ! -s "$RESULTS" ]; then
-  # the grader could not even start: still leave Gradescope a result to show
-  printf '%s\\n' '{{"score": 0, "output": "The autograder could not start (exit code '"$status"'). Please tell the course staff.", "tests": []}}' > "$RESULTS"
-fi
-exit 0
-"""
+
+def setup_script():
+    """setup.sh: the Python and the packages the grader needs, from the zip's own files."""
+    floor = runtime.python_floor()
+    return (_script("setup.sh").replace("@MIN_PYTHON@", ".".join(map(str, floor)))
+            .replace("@MIN_PYTHON_TUPLE@", ", ".join(map(str, floor)))
+            .replace("@TORCH@", runtime.torch_requirement())
+            .replace("@TORCH_INDEX@", runtime.TORCH_CPU_INDEX))
+
+
+def run_script(seed, lang):
+    """run_autograder, with the seed and the feedback's language of this export."""
+    # What Gradescope shows when not even Python starts: a results file written by bash.
+    fallback = json.dumps({"score": 0, "tests": [], "output": t(
+        "The autograder could not start (exit code {code}). Please tell the course staff.", lang,
+        code="@STATUS@")}).replace("'", "\\u0027")
+    return (_script("run_autograder").replace("@SEED@", "" if seed is None else str(int(seed)))
+            .replace("@LANG@", lang).replace("@FALLBACK@", fallback))
+
+
+def requirements_text():
+    return REQUIREMENTS_HEADER + "\n".join(runtime.requirement_lines()) + "\n"
 
 
 def _zip_add(archive, name, data, executable=False):
@@ -168,25 +137,25 @@ def _zip_add(archive, name, data, executable=False):
     archive.writestr(info, data)
 
 
-def build_zip(destination, seed=None):
-    """Write the Gradescope autograder zip; returns the list of names in it."""
+def build_zip(destination, seed=None, lang=None):
+    """Write the Gradescope autograder zip; returns the list of names in it.
+    ``lang``: the students' feedback (default: the course's, :func:`runtime.course_language`)."""
+    lang = check_language(lang) or runtime.course_language()
     destination = pathlib.Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
-    pins = pinned_requirements()
-    torch_pin = next((pin for pin in pins if pin.startswith("torch")), "torch")
     names = []
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         entries = [
-            ("setup.sh", SETUP_SH.format(cpu_index=TORCH_CPU_INDEX, torch_pin=torch_pin), True),
-            ("run_autograder", RUN_AUTOGRADER.format(seed="" if seed is None else int(seed)), True),
-            ("requirements-grader.txt", "\n".join(pins) + "\n", False),
+            ("setup.sh", setup_script(), True),
+            ("run_autograder", run_script(seed, lang), True),
+            ("requirements.txt", requirements_text(), False),
             ("export-info.json", json.dumps({"grader_digest": package_digest(),
                                              "hidden_tests": hidden_test_files(),
-                                             "seed": seed}, indent=2) + "\n", False),
+                                             "seed": seed, "lang": lang}, indent=2) + "\n", False),
         ]
-        for name, text, executable in entries:
-            _zip_add(archive, name, text.encode("utf-8"), executable)
+        for name, content, executable in entries:
+            _zip_add(archive, name, content.encode("utf-8"), executable)
             names.append(name)
         for path, name in package_files():
             _zip_add(archive, name, path.read_bytes())

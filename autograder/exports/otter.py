@@ -14,7 +14,7 @@ source of hidden tests, ``autograder/assignment/hidden/``, shipped as a support 
     tests/<module>.py           otter test files (generated; never hand-edit)
     grade_entry.py              the one top-level script otter executes (imports no student code)
     amp_grader_<digest>/        a copy of this grader package + otter_settings.json
-    requirements.txt            pins for otter's grading image
+    requirements.txt            the grader's own requirements (autograder.exports.runtime), for otter's image
     otter_config.json
     README.md                   how to build autograder.zip and what otter cannot do
 
@@ -34,19 +34,23 @@ import subprocess
 import sys
 import tempfile
 
-from autograder import locations
-from autograder import active_assignment
+from autograder import active_assignment, locations
+from autograder.i18n import check_language, render, text as t
 
 SUPPORT_PREFIX = "amp_grader_"
+REQUIREMENTS_HEADER = ("# What otter's environment needs for this grader: the course repository's\n"
+                       "# requirements.txt, copied by export-otter (otter generate adds the lines to\n"
+                       "# environment.yml beside otter-grader itself).\n")
 SETTINGS = "otter_settings.json"
 DEFAULT_TIMEOUT_S = 1800
 ENTRY = "grade_entry.py"
 
 
 # -- export ------------------------------------------------------------------------------------
-def collect_tests(include_hidden=True):
+def collect_tests(include_hidden=True, lang="en"):
     """Our graded tests, as the grader would report them: ``[{module, test_id,
-    name, points, visibility}]`` in collection order (a collect-only pytest run)."""
+    name, points, visibility}]`` in collection order (a collect-only pytest run),
+    names in ``lang``."""
     from autograder.judging import plugin, suites
 
     items = suites.collect(include_hidden)
@@ -57,7 +61,7 @@ def collect_tests(include_hidden=True):
         module = plugin._marker_value(item, "module")
         visibility = "visible" if plugin._marker_value(item, "visibility", "hidden") == "visible" else "hidden"
         tests.append({"module": module, "test_id": item.nodeid.split("::")[-1],
-                      "name": f"{module}: {plugin._title(item)}",
+                      "name": f"{module}: {render(plugin._title(item), lang)}",
                       "points": float(plugin._marker_value(item, "points", 1)), "visibility": visibility})
     return tests
 
@@ -141,7 +145,7 @@ files here by hand (the hidden tests live in the grader, `{support}/autograder/a
 
 ## Build the otter autograder zip
 
-    pip install "otter-grader[grading]==7.0.0"
+    pip install "otter-grader[grading]==7.0.0" -r requirements.txt
     otter generate -t tests {entry} {support}
 
 This writes `autograder.zip` (upload it to Gradescope as an otter autograder, or use it
@@ -169,20 +173,35 @@ A submission is a zip of the student's repository (with `exercises/`) or of the
   case results as text, not one row per test; students see their total only if no case is
   hidden.
 - **Seed**: {seed_text}
-- **Interpreter**: the grading subprocess uses otter's Python (the kernel's) unless
-  `AMP_GRADER_PYTHON` names another one with torch and pytest installed.
+- **Environment**: the grading subprocess uses otter's own Python (the kernel's): otter's
+  environment must hold this folder's `requirements.txt` (the grader's own, with torch's CPU
+  index), which `otter generate` adds to `environment.yml`. For `otter run` on your machine:
+  `pip install "otter-grader[grading]==7.0.0" -r requirements.txt` in one venv.
+- **Language**: feedback and case names are in `{lang}` (`export-otter --lang`).
 - **Weight**: otter-grader is ~550 MB and starts a Jupyter kernel per submission; keep it
   out of the students' install and out of per-push grading.
 - {optional_note}
 """
 
 
-def export(destination, seed=None, timeout=DEFAULT_TIMEOUT_S, include_hidden=True):
-    """Write the otter assignment to ``destination``; returns the support folder name."""
-    from autograder.exports.gradescope import package_digest, package_files, pinned_requirements
+def requirements_text():
+    """requirements.txt for otter's image: the grader's own lines, torch's CPU build
+    preferred (pip takes ``2.13.0+cpu`` over PyPI's ``2.13.0``, a later local version)."""
+    from autograder.exports import runtime
 
+    return (REQUIREMENTS_HEADER + f"--extra-index-url {runtime.TORCH_CPU_INDEX}\n"
+            + "\n".join(runtime.requirement_lines()) + "\n")
+
+
+def export(destination, seed=None, timeout=DEFAULT_TIMEOUT_S, include_hidden=True, lang=None):
+    """Write the otter assignment to ``destination``; returns the support folder name.
+    ``lang``: the students' feedback (default: the course's, :func:`runtime.course_language`)."""
+    from autograder.exports import runtime
+    from autograder.exports.gradescope import package_digest, package_files
+
+    lang = check_language(lang) or runtime.course_language()
     destination = pathlib.Path(destination)
-    tests = collect_tests(include_hidden)
+    tests = collect_tests(include_hidden, lang)
     digest = package_digest()
     support = f"{SUPPORT_PREFIX}{digest[:12]}"
     destination.mkdir(parents=True, exist_ok=True)
@@ -199,11 +218,11 @@ def export(destination, seed=None, timeout=DEFAULT_TIMEOUT_S, include_hidden=Tru
         target = destination / support / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
-    settings = {"seed": seed, "timeout": timeout, "grader_digest": digest}
+    settings = {"seed": seed, "timeout": timeout, "grader_digest": digest, "lang": lang}
     (destination / support / SETTINGS).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     assignment = active_assignment.current()
     (destination / ENTRY).write_text(ENTRY_SOURCE.replace("@MODULES@", repr(assignment.files())), encoding="utf-8")
-    (destination / "requirements.txt").write_text("\n".join(pinned_requirements()) + "\n", encoding="utf-8")
+    (destination / "requirements.txt").write_text(requirements_text(), encoding="utf-8")
     (destination / "otter_config.json").write_text(json.dumps({"lang": "python"}, indent=2) + "\n",
                                                    encoding="utf-8")
     seed_text = (f"every submission is graded with seed {seed}." if seed is not None else
@@ -212,7 +231,7 @@ def export(destination, seed=None, timeout=DEFAULT_TIMEOUT_S, include_hidden=Tru
                      if assignment.optional_module else "Every graded module is part of the otter export.")
     (destination / "README.md").write_text(README.format(digest=digest[:12], support=support, entry=ENTRY,
                                                          title=assignment.title, optional_note=optional_note,
-                                                         timeout=timeout, seed_text=seed_text),
+                                                         timeout=timeout, seed_text=seed_text, lang=lang),
                                            encoding="utf-8")
     return support, tests
 
@@ -255,32 +274,31 @@ def _kill_group_and_descendants(proc):
 def grade_once(base=None):
     """Grade the submission around ``base`` (default: the working directory, which
     otter sets to the submission) once per process; returns the cached state:
-    ``{"tests": {(module, test_id, visibility): test}, "error": str|None, "seed": int|None}``."""
+    ``{"tests": {(module, test_id, visibility): test}, "error": str|None, "seed": int|None, "lang": str}``."""
     if "state" in _CACHE:
         return _CACHE["state"]
     from autograder.exports.gradescope import find_modules_folder
 
     settings = _settings()
     seed = settings.get("seed")
+    lang = check_language(settings.get("lang")) or "en"
     timeout = float(os.environ.get("AMP_OTTER_TIMEOUT") or settings.get("timeout") or DEFAULT_TIMEOUT_S)
-    state = {"tests": {}, "error": None, "seed": seed}
+    state = {"tests": {}, "error": None, "seed": seed, "lang": lang}
     folder = find_modules_folder(base or os.getcwd())
     if folder is None:
-        state["error"] = ("No exercise module was found in the submission: submit a zip of your "
-                          "repository (with exercises/) or of your exercises/ folder.")
+        state["error"] = t("No exercise module was found in the submission: submit a zip of your repository "
+                           "(with exercises/) or of your exercises/ folder.", lang)
         _CACHE["state"] = state
         return state
     with tempfile.TemporaryDirectory(prefix="amp-otter-") as scratch:
         results = pathlib.Path(scratch) / "results.json"
-        argv = ["grade", "--submission", str(folder), "--results", str(results), "--quiet"]
+        argv = ["grade", "--submission", str(folder), "--results", str(results), "--quiet", "--lang", lang]
         if seed is not None:
             argv += ["--seed", str(int(seed))]
         bootstrap = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.__main__ import main; "
                      "sys.exit(main(sys.argv[2:]))")
-        # AMP_GRADER_PYTHON: an interpreter with torch and pytest, when otter's own
-        # environment has none (otter kept in a venv of its own, as in our CI).
-        python = os.environ.get("AMP_GRADER_PYTHON") or sys.executable
-        command = [python, "-I", "-c", bootstrap, str(_support_dir())] + argv
+        # otter's own interpreter: its environment holds the export's requirements.txt.
+        command = [sys.executable, "-I", "-c", bootstrap, str(_support_dir())] + argv
         options = {"cwd": scratch, "stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE,
                    "stderr": subprocess.STDOUT}
         if os.name != "nt":
@@ -291,19 +309,25 @@ def grade_once(base=None):
         except subprocess.TimeoutExpired:
             _kill_group_and_descendants(proc)
             output = b""
-            state["error"] = (f"Grading did not finish within {timeout:g} s and was stopped (otter has "
-                              f"no time limit of its own; this one is the course autograder's).")
+            state["error"] = t("Grading did not finish within {seconds} s and was stopped (otter has no time "
+                               "limit of its own; this one is the course autograder's).", lang,
+                               seconds=f"{timeout:g}")
         if state["error"] is None:
             try:
                 data = json.loads(results.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 tail = output.decode("utf-8", "replace")[-1500:]
-                state["error"] = f"The autograder failed (exit code {proc.returncode}):\n{tail}"
+                state["error"] = t("The autograder failed (exit code {code}):", lang, code=proc.returncode) + \
+                    "\n" + tail
             else:
                 state["seed"] = (data.get("extra_data") or {}).get("seed", seed)
                 for test in data.get("tests", []):
                     key = ((test.get("tags") or ["?"])[0], test.get("test_id", ""), test.get("visibility"))
                     state["tests"][key] = test
+                # The grader could not grade at all (a package missing, say): its own words.
+                stopped = [test for key, test in state["tests"].items() if key[0] == "grader"]
+                if stopped and len(stopped) == len(state["tests"]):
+                    state["error"] = str(stopped[0].get("output") or stopped[0].get("name"))
     _CACHE["state"] = state
     return state
 
@@ -314,8 +338,9 @@ def check(module, test_id, visibility):
     if state["error"]:
         raise RuntimeError(state["error"])
     test = state["tests"].get((module, test_id, visibility))
+    lang = state.get("lang", "en")
     if test is None:
-        raise AssertionError(f"this test was not run by the autograder (seed {state['seed']}); "
-                             f"tell the course staff")
+        raise AssertionError(t("this test was not run by the autograder (seed {seed}); tell the course staff",
+                               lang, seed=state["seed"]))
     if test.get("status") != "passed":
-        raise AssertionError(f"{test.get('output', '').strip()}\n(seed {state['seed']})")
+        raise AssertionError(f"{test.get('output', '').strip()}\n" + t("(seed {seed})", lang, seed=state["seed"]))

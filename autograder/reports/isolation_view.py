@@ -7,14 +7,18 @@ dict with ``confined`` (bool), ``problems`` (list) and short facts such as
 Nothing here trusts its shape: unknown keys are shown, missing ones skipped,
 odd values turned into text. Callers escape the text for their sink.
 """
-from autograder.i18n import _
+from autograder.i18n import _, render, text as t
+from autograder.sandbox import isolation as isolation_report
 
 KNOWN_KEYS = ("fs", "network", "signals", "process_namespace", "uid", "scratch")
 # What each known fact is about, for a reader of another language than the
 # sandbox's (its values are the sandbox's own English, kept for staff).
 LABELS = {"fs": _("file system"), "network": _("network"), "signals": _("signals"),
           "process_namespace": _("process namespace"), "uid": _("user id"), "scratch": _("scratch folder")}
-_NOT_FACTS = {"confined", "problems"}
+# The sandbox's layer names (isolation_report.LAYERS), for a reader of another language.
+LAYER_LABELS = {"minimal root": _("minimal root"), "syscall filter": _("syscall filter"),
+                "network namespace": _("network namespace"), "process namespace": _("process namespace")}
+_NOT_FACTS = {"confined", "problems", "missing_layers"}
 _VALUE_LIMIT = 160
 
 
@@ -25,6 +29,21 @@ def as_dict(isolation):
 def unconfined(isolation):
     """True only when the sandbox said so: student code ran without OS confinement."""
     return as_dict(isolation).get("confined") is False
+
+
+def missing_layers(isolation, lang="en"):
+    """The layers a confined run lacked (``[]`` when none, or when it was not confined:
+    the warning and the problems say more then), in ``lang``."""
+    data = as_dict(isolation)
+    if data.get("confined") is not True:
+        return []
+    found = data.get("missing_layers")
+    if found is None:  # a results.json from before the list existed
+        found = isolation_report.missing_layers(data)
+    if not isinstance(found, (list, tuple)):
+        found = [found]
+    return [render(LAYER_LABELS[item], lang) if isinstance(item, str) and item in LAYER_LABELS
+            else _value_text(item) for item in found]
 
 
 def problems(isolation):
@@ -68,8 +87,12 @@ def aspects(isolation, lang):
 
 
 def one_line(isolation):
-    """``isolation: fs=..., network=...`` or None when there is nothing to say."""
+    """``isolation: fs=..., network=...`` (first what a confined run lacked) or None when
+    there is nothing to say."""
     items = facts(isolation)
+    missing = missing_layers(isolation)
+    if missing:
+        items = [("missing layers", ", ".join(missing))] + items
     if not items:
         return None
     return "isolation: " + ", ".join(f"{key}={value}" for key, value in items)
@@ -83,6 +106,16 @@ def status_word(isolation):
     if unconfined(data):
         return "NOT CONFINED"
     return "confined" if data.get("confined") is True else "unknown"
+
+
+def confined_line(isolation, lang):
+    """The one line a student reads about a confined run, naming any layer it lacked."""
+    missing = missing_layers(isolation, lang)
+    if missing:
+        layers = (", " if lang == "en" else "、").join(missing)
+        return t("Sandbox: your code ran confined, but without these layers on this machine: {layers} "
+                 "(details in results.json, extra_data.isolation).", lang, layers=layers)
+    return t("Sandbox: your code ran confined (details in results.json, extra_data.isolation).", lang)
 
 
 UNCONFINED_WARNING = _("Student code ran WITHOUT OS confinement: it could read and change what the "

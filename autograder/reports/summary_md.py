@@ -21,12 +21,16 @@ def isolation_lines(isolation, lang="en"):
     items = isolation_view.facts(isolation)
     if not items:
         return []
+    # A confined run that lacked a layer says which first.
+    lacking = ([safe_text.markdown_text(isolation_view.confined_line(isolation, lang)), ""]
+               if isolation_view.missing_layers(isolation) else [])
     if lang != "en":  # the facts are the sandbox's English: name what they are about, point to them
         listed = "、".join(safe_text.markdown_text(aspect) for aspect in isolation_view.aspects(isolation, lang))
-        return [t("Isolation: your code ran in the sandbox (recorded: {aspects}; details in results.json, "
-                  "extra_data.isolation).", lang, aspects=listed), ""]
-    return [t("Isolation", lang) + ": " + "; ".join(f"{safe_text.markdown_text(key)}: "
-                                                     f"{safe_text.markdown_text(value)}" for key, value in items), ""]
+        return lacking + [t("Isolation: your code ran in the sandbox (recorded: {aspects}; details in results.json, "
+                            "extra_data.isolation).", lang, aspects=listed), ""]
+    return lacking + [t("Isolation", lang) + ": " + "; ".join(f"{safe_text.markdown_text(key)}: "
+                                                              f"{safe_text.markdown_text(value)}"
+                                                              for key, value in items), ""]
 
 
 def _capped(items, render_item, lang):

@@ -51,7 +51,7 @@ def isolation_lines(isolation, lang="en"):
         lines += [f"!!!   - {safe_text.terminal_line(problem)}" for problem in isolation_view.problems(isolation)]
         return lines
     if isolation_view.as_dict(isolation).get("confined") is True:
-        return [t("Sandbox: your code ran confined (details in results.json, extra_data.isolation).", lang)]
+        return [isolation_view.confined_line(isolation, lang)]
     return []
 
 

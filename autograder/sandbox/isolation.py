@@ -1,10 +1,29 @@
 """What confined a submission: the boxes' reports, combined into one.
 
 Each box reports what held for it (:func:`autograder.sandbox.confine.confinement.confine`);
-a grade shows the weakest: it is ``confined`` only when every box was.
+a grade shows the weakest: it is ``confined`` only when every box was. A box can
+be ``confined`` with a layer missing (a minimal root stands in for the syscall
+filter's refusal of pathname sockets, Landlock's TCP rule for a network
+namespace): the combined report then names it in ``missing_layers``, and every
+summary of it says so, never a bare "confined".
 """
 KEYS = ("root", "fs", "syscalls", "network", "signals", "process_namespace", "uid", "scratch", "memory", "cpu")
 MAX_PROBLEMS = 12
+# (layer, the report's key, whether its value shows the layer held); a key a
+# report lacks (another platform, an older grader) is not judged.
+LAYERS = (
+    ("minimal root", "root", lambda value: str(value).startswith("minimal")),
+    ("Landlock", "fs", lambda value: str(value).startswith("Landlock")),
+    ("syscall filter", "syscalls", lambda value: str(value).startswith("seccomp")),
+    ("network namespace", "network", lambda value: str(value).startswith("none")),
+    ("process namespace", "process_namespace", lambda value: value is True),
+    ("cgroup", "memory", lambda value: str(value).startswith("cgroup")),
+)
+
+
+def missing_layers(report):
+    """The layers ``report`` (one box's) shows as absent, in ``LAYERS``' order."""
+    return [layer for layer, key, held in LAYERS if key in report and not held(report[key])]
 
 
 def combine(reports):
@@ -30,6 +49,8 @@ def combine(reports):
             if problem not in problems:
                 problems.append(str(problem)[:300])
     combined["problems"] = problems[:MAX_PROBLEMS]
+    missing = {layer for report in reports for layer in missing_layers(report)}
+    combined["missing_layers"] = [layer for layer, _key, _held in LAYERS if layer in missing]
     return combined
 
 
@@ -38,5 +59,9 @@ def summary(report):
     if not report:
         return "no student code ran"
     parts = [f"{key}: {report.get(key)}" for key in KEYS if key in report]
-    head = "confined" if report.get("confined") else "NOT CONFINED"
+    missing = report.get("missing_layers")
+    if missing is None:  # one box's report, or one from before the list existed
+        missing = missing_layers(report)
+    head = "NOT CONFINED" if not report.get("confined") else \
+        f"confined, but without: {', '.join(missing)}" if missing else "confined"
     return f"{head} ({'; '.join(parts)})"

@@ -1,0 +1,60 @@
+"""What an exported grader needs to run, from one source: the repository's own
+``requirements.txt`` (the packages) and ``pyproject.toml`` (the Python it needs,
+the course's language).
+
+The Gradescope zip and the otter folder both install exactly these lines; no
+export keeps a list of its own, so a package the grader starts needing (babel,
+rich, pyseccomp) reaches every export with the next one.
+"""
+import re
+
+from autograder import locations
+from autograder.exports.template import STUDENT_LANGUAGE
+from autograder.i18n import configured_language
+
+ROOT = locations.REPO_ROOT
+REQUIREMENTS = ROOT / "requirements.txt"
+# CPU wheels: on Linux the default torch wheel pulls several GB of CUDA libraries.
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+DEFAULT_PYTHON_FLOOR = (3, 10)
+
+
+def requirement_lines():
+    """The requirement lines of requirements.txt, comments and blank lines left out."""
+    lines = []
+    for line in REQUIREMENTS.read_text(encoding="utf-8").splitlines():
+        line = re.sub(r"(^|\s)#.*$", "", line).strip()
+        if line:
+            lines.append(line)
+    if not any(requirement_name(line) == "torch" for line in lines):
+        raise ValueError(f"{REQUIREMENTS.name} pins no torch: an export would not know which to install")
+    return lines
+
+
+def requirement_name(line):
+    """``torch`` for ``torch==2.13.0``, ``pyseccomp`` for ``pyseccomp==0.1.2; sys_platform == "linux"``."""
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line)
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower() if match else ""
+
+
+def torch_requirement():
+    """The torch line of requirements.txt (``torch==2.13.0``), markers left out."""
+    line = next(line for line in requirement_lines() if requirement_name(line) == "torch")
+    return line.split(";", 1)[0].strip()
+
+
+def python_floor():
+    """``(3, 10)`` from pyproject.toml's ``requires-python = ">=3.10"``."""
+    try:
+        text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return DEFAULT_PYTHON_FLOOR
+    found = re.search(r'^requires-python\s*=\s*"\s*>=\s*(\d+)\.(\d+)', text, re.M)
+    return (int(found.group(1)), int(found.group(2))) if found else DEFAULT_PYTHON_FLOOR
+
+
+def course_language():
+    """The language an export's feedback defaults to: ``[tool.autograder] lang`` of
+    this repository's pyproject.toml (a course's private grader sets it), else the
+    language export-template gives the students (this development repository sets none)."""
+    return configured_language(str(ROOT)) or STUDENT_LANGUAGE
