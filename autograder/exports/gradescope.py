@@ -36,6 +36,7 @@ from autograder.exports import runtime
 from autograder.i18n import check_language, text as t
 
 PACKAGE_DIR = locations.PACKAGE_DIR
+REPO_ROOT = locations.REPO_ROOT
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "gradescope_files"
 _SKIP_DIRS = {"__pycache__", ".pytest_cache"}
 REQUIREMENTS_HEADER = ("# The grader's runtime requirements: the course repository's requirements.txt,\n"
