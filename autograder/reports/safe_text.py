@@ -17,17 +17,24 @@ where the text goes:
   can come from the text.
 - :func:`html_text`: HTML.
 - :func:`csv_cell`: spreadsheet cells (no formula).
+
+That every output can *encode* the text (no lone surrogate, no NUL, a bounded
+length) is settled once, where it enters the judge
+(:mod:`autograder.intake.submitted_text`); :func:`visible` shows the ones that
+slipped past escaped all the same.
 """
 import html
 import re
 import secrets
 import unicodedata
 
+# as_text and shorten: the reports import them from here
+from autograder.intake.submitted_text import ELLIPSIS, as_text, shorten, writable  # noqa: F401
+
 # Unicode categories shown escaped: controls (C0, DEL, C1), format characters
 # (bidi overrides, zero-width characters), line/paragraph separators, lone surrogates.
 _ESCAPED_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs"}
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-ELLIPSIS = "…"
 
 DEFAULT_LIMIT = 2000
 
@@ -47,29 +54,12 @@ def _needs_escape(char):
     return unicodedata.category(char) in _ESCAPED_CATEGORIES
 
 
-def as_text(value):
-    """Any value as a string (None -> empty): reports must not crash on odd fields."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return str(value)
-    except Exception:  # a hostile __str__ is not ours to run to completion
-        return f"<{type(value).__name__}>"
-
-
-def shorten(text, limit):
-    if limit and len(text) > limit:
-        return text[:limit] + ELLIPSIS
-    return text
-
-
 def visible(text, limit=DEFAULT_LIMIT):
     """One line: every control, format and separator character shown escaped."""
     text = shorten(as_text(text), limit)
     if text.isprintable():  # no Other or Separator character but the space: a superset of ours
         return text
+    text = writable(text)  # an undecodable byte of a file name as \xff, as where text enters
     return "".join(_escape_char(char) if _needs_escape(char) else char for char in text)
 
 
@@ -176,6 +166,7 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(text):
-    """Text for a spreadsheet cell: a leading ``'`` stops a formula (``=HYPERLINK(...)``)."""
-    text = as_text(text)
+    """Text for a spreadsheet cell: one line, controls and bidi characters shown
+    escaped (as everywhere), a leading ``'`` stops a formula (``=HYPERLINK(...)``)."""
+    text = visible(text, limit=None)
     return "'" + text if text.startswith(_FORMULA_START) else text
