@@ -14,9 +14,14 @@ control and bidi characters, formulas) is :mod:`autograder.reports.safe_text`'s
 job, per output.
 """
 import math
+import unicodedata
 
 ELLIPSIS = "…"
 DEFAULT_LIMIT = 4000
+# Shown escaped on one line: controls (C0, DEL, C1), format characters (bidi
+# overrides, zero-width characters), line/paragraph separators, lone surrogates.
+_ESCAPED_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs"}
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def as_text(value):
@@ -60,12 +65,32 @@ def clean(value, limit=DEFAULT_LIMIT):
     return writable(shorten(as_text(value), limit))
 
 
-def clean_list(values, limit=DEFAULT_LIMIT, count=100):
-    """:func:`clean` of each of ``values`` (a list or one value), at most ``count`` of them."""
+def _escaped(char):
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def one_line(value, limit=DEFAULT_LIMIT):
+    """:func:`clean`, on one line: every control, format and separator character
+    (newlines, ESC, bidi overrides, zero-width characters) shown escaped."""
+    text = shorten(as_text(value), limit)
+    if text.isprintable():  # no Other or Separator character but the space: a superset of ours
+        return text
+    return "".join(_escaped(char) if unicodedata.category(char) in _ESCAPED_CATEGORIES else char
+                   for char in writable(text))
+
+
+def clean_list(values, limit=DEFAULT_LIMIT, count=100, lines=False):
+    """:func:`clean` (``lines``: :func:`one_line`) of each of ``values`` (a list or
+    one value), at most ``count`` of them."""
     if values is None:
         return []
     values = list(values) if isinstance(values, (list, tuple)) else [values]
-    kept = [clean(value, limit) for value in values[:count]]
+    kept = [(one_line if lines else clean)(value, limit) for value in values[:count]]
     if len(values) > count:
         kept.append(f"{ELLIPSIS} ({len(values) - count} more)")
     return kept

@@ -26,41 +26,17 @@ slipped past escaped all the same.
 import html
 import re
 import secrets
-import unicodedata
 
 # as_text and shorten: the reports import them from here
-from autograder.intake.submitted_text import ELLIPSIS, as_text, shorten, writable  # noqa: F401
-
-# Unicode categories shown escaped: controls (C0, DEL, C1), format characters
-# (bidi overrides, zero-width characters), line/paragraph separators, lone surrogates.
-_ESCAPED_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs"}
-_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+from autograder.intake.submitted_text import ELLIPSIS, as_text, one_line, shorten  # noqa: F401
 
 DEFAULT_LIMIT = 2000
 
 
-def _escape_char(char):
-    if char in _NAMED_ESCAPES:
-        return _NAMED_ESCAPES[char]
-    code = ord(char)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
-
-
-def _needs_escape(char):
-    return unicodedata.category(char) in _ESCAPED_CATEGORIES
-
-
 def visible(text, limit=DEFAULT_LIMIT):
-    """One line: every control, format and separator character shown escaped."""
-    text = shorten(as_text(text), limit)
-    if text.isprintable():  # no Other or Separator character but the space: a superset of ours
-        return text
-    text = writable(text)  # an undecodable byte of a file name as \xff, as where text enters
-    return "".join(_escape_char(char) if _needs_escape(char) else char for char in text)
+    """One line: every control, format and separator character shown escaped
+    (:func:`autograder.intake.submitted_text.one_line`)."""
+    return one_line(text, limit)
 
 
 # -- terminal (stdout, stderr, the Actions log) -----------------------------------------------
