@@ -1,4 +1,4 @@
-"""The batch benchmark runs end to end (no figure is asserted: the machine decides those)."""
+"""The benchmarks run end to end (no figure is asserted: the machine decides those)."""
 import importlib.util
 import pathlib
 
@@ -24,3 +24,12 @@ def test_batch_benchmark_gives_a_ratio_per_round_and_their_median(capsys):
     assert out.count("ratio (per submission, --jobs 1):") == 2
     assert "median ratio over 2 rounds (--jobs 1):" in out
     assert "totals identical for the 1 student(s) graded both ways, in each of the 2 rounds" in out
+
+
+def test_wire_decode_benchmark_prints_a_ratio_per_answer(capsys):
+    spec = importlib.util.spec_from_file_location("bench_wire_decode", ROOT / "benchmarks" / "bench_wire_decode.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--rounds", "1"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.endswith("x")]
+    assert [row[:22].strip() for row in rows] == list(module.ELEMENTS)
