@@ -1,4 +1,4 @@
-"""The batch benchmark runs end to end (no figure is asserted: the machine decides those)."""
+"""The benchmarks run end to end (no figure is asserted: the machine decides those)."""
 import importlib.util
 import pathlib
 
@@ -39,3 +39,12 @@ def test_lab_step_profile_rehearses_on_the_cpu():
     rows = [line.split() for line in done.stdout.splitlines() if line.split()[:1] in (["fp32"], ["fp16"], ["bf16"])]
     assert [row[0] for row in rows] == ["fp32", "fp16", "bf16"], done.stdout
     assert rows[0][-1] == "1.00" and all(float(row[1]) > 0 for row in rows), done.stdout
+
+
+def test_wire_decode_benchmark_prints_a_ratio_per_answer(capsys):
+    spec = importlib.util.spec_from_file_location("bench_wire_decode", ROOT / "benchmarks" / "bench_wire_decode.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--rounds", "1"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.endswith("x")]
+    assert [row[:22].strip() for row in rows] == list(module.ELEMENTS)

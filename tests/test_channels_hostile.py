@@ -82,6 +82,92 @@ def test_forged_reply_frames_are_protocol_errors_charged_to_the_student(grade_di
     assert grown_mib < 600, f"the judge grew by {grown_mib:.0f} MiB decoding forged frames"
 
 
+# Writes raw frames to the worker's own socket, found among its descriptors (no frame
+# walking needed): answers the judge cannot decode, and answers to no request.
+RAW_WRITER = '''
+import os, stat, struct
+
+def _sockets():
+    found = []
+    for fd in range(3, 256):
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                found.append(fd)
+        except OSError:
+            pass
+    return found
+
+def _write(payload):
+    data = struct.pack(">I", len(payload)) + payload
+    for fd in _sockets():
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+
+def unscale_gradients(scaled_gradients, scale):  # a number Python will not convert
+    _write(b'{"id": "x", "ok": true, "result": {"value": 1' + b"0" * 5000 + b'}}')
+
+def global_grad_norm(gradients):  # nesting past the judge's recursion limit
+    _write(b'{"ok": true, "result": {"value": ' + b"[" * 100000 + b"]" * 100000 + b'}}')
+
+def plan_mixed_precision_update(scaled_gradients, scale, max_norm, backoff_factor=0.5):  # not UTF-8
+    _write(b'{"ok": true, "result": {"value": "\\xff\\xfe\\xc0\\x80"}}')
+'''
+
+WRONG_IDS = '''
+import os, stat, struct
+
+def update_scale(scale, growth_tracker, found_inf, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000):
+    frame = b'{"id": "0123456789abcdef", "ok": true, "result": {"value": [1.0, 0]}}'
+    data = struct.pack(">I", len(frame)) + frame
+    fds = [fd for fd in range(3, 256) if _is_socket(fd)]
+    while True:  # until the judge ends the box
+        for fd in fds:
+            os.write(fd, data)
+
+def _is_socket(fd):
+    try:
+        return stat.S_ISSOCK(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox's descriptors")
+def test_raw_frames_on_the_workers_socket_fail_only_the_students_tests(tmp_path):
+    """A 5,000-digit number, nesting past the recursion limit, bytes that are not UTF-8,
+    endless answers to no request: each call is the student's protocol error, charged to
+    it; the grade completes within its limits and results.json is written."""
+    import json
+    import subprocess
+
+    from helpers import ROOT
+
+    scaler = solution_source("loss_scaler") + WRONG_IDS
+    make_submission(tmp_path / "exercises", {"amp_update": RAW_WRITER, "loss_scaler": scaler})
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission", str(tmp_path / "exercises"),
+                           "--results", str(tmp_path / "results.json"), "--seed", "26", "--quiet"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, AUTOGRADER_CALL_TIMEOUT="4", AUTOGRADER_MODULE_BUDGET="30"))
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    tests = {module: [t for t in results["tests"] if module in t["tags"]] for module in
+             ("amp_update", "loss_scaler", "amp_training_step")}
+    outputs = "\n".join(t["output"] for t in tests["amp_update"] + tests["loss_scaler"])
+    assert "could not check" not in outputs and "tell the course staff" not in outputs, outputs[:2000]
+    assert all(t["status"] == "failed" for t in tests["amp_update"])
+    for words in ("digits", "nested too deeply", "malformed frame", "not for this request"):
+        assert f"could not be read ({words}" in outputs or words in outputs, words
+    failed_scaler = [t for t in tests["loss_scaler"] if t["status"] == "failed"]
+    assert failed_scaler and all("could not be read" in t["output"] or "could not be used" in t["output"]
+                                 or "Not run" in t["output"] or "TODO" in t["output"] for t in failed_scaler)
+    assert all(t["status"] == "passed" for t in tests["amp_training_step"])
+    # no call ran into its wall-clock backstop (4 x 4 s + 5 s each)
+    assert elapsed < 150, f"the grade took {elapsed:.0f} s"
+
+
 SUBCLASS_EVASION = '''
 import torch, math, numbers, importlib
 

@@ -6,6 +6,7 @@ fence, no control character, and no Markdown heading, HTML, link, image or
 table row that came from the student."""
 import io
 import json
+import pathlib
 import re
 import sys
 
@@ -271,3 +272,156 @@ def test_students_table_has_one_row_per_student(tmp_path):
     assert len(rows) == 2 + 5  # header, separator, five students
     widths = {len(unescaped_pipes(row)) for row in rows}
     assert len(widths) == 1  # no cell was split by a student's '|'
+
+
+# --------------------------------------------------------------------------- text no writer can take as it is
+
+# Raised by the student's own code: a lone surrogate, NUL, controls, bidi, a
+# workflow command and a heading, and a megabyte.
+UNWRITABLE_RAISER = '''
+
+def update_scale(*args, **kwargs):
+    raise ValueError("lone \\\\ud800 nul \\\\x00 esc \\\\x1b[2J bidi \\\\u202e ::error::forged\\\\n# heading "
+                     + "m" * 2**20)
+'''
+# File names in the repository that are not UTF-8 (with a newline, ESC and bidi too):
+# one reaches the tamper flags (it shadows start-up), one the intake's notes.
+ODD_NAMES = (b"evil\n\x1b[2J\xff\xe2\x80\xae::error::x.pth", b"helper\xfe\xe2\x80\xae.py")
+
+
+def unwritable_repository(exercises):
+    """A student repository (exercises/tests marks one) holding all of it."""
+    import os
+
+    from helpers import make_submission, solution_source
+
+    make_submission(exercises, {"loss_scaler": solution_source("loss_scaler") + UNWRITABLE_RAISER})
+    (exercises / "tests").mkdir()
+    for name in ODD_NAMES:
+        with open(os.path.join(os.fsencode(exercises), name), "wb"):
+            pass
+
+
+def strings_of(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from strings_of(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_of(item)
+
+
+def assert_shown_not_obeyed(name, text):
+    """Text of an output: valid UTF-8 already (read strictly); no NUL, ESC, bidi
+    override or lone surrogate made it through raw."""
+    text.encode("utf-8")
+    for char in ("\x00", "\x1b", "\u202e"):
+        assert char not in text, (name, char)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="file names that are not UTF-8")
+def test_text_no_writer_takes_as_it_is_reaches_every_output_of_a_grade(tmp_path):
+    import base64
+    import os
+    import subprocess
+
+    from autograder.reports import results_file
+    from helpers import ROOT
+
+    unwritable_repository(tmp_path / "repo" / "exercises")
+    output, summary, results = tmp_path / "github_output", tmp_path / "summary.md", tmp_path / "results.json"
+    output.write_text("")
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission",
+                           str(tmp_path / "repo" / "exercises"), "--results", str(results), "--classroom",
+                           "--seed", "8", "--verbose"], cwd=ROOT, capture_output=True, timeout=600,
+                          env=dict(os.environ, GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(summary),
+                                   GITHUB_ACTIONS="true", AUTOGRADER_CALL_TIMEOUT="10"))
+    stdout = done.stdout.decode("utf-8")
+    assert done.returncode == 0, stdout[-2000:] + done.stderr.decode("utf-8", "replace")[-2000:]
+    assert not list(tmp_path.glob(".results-*")), "a half-written results file was left"
+    data = results_file.load(results)  # the strict reader: UTF-8, JSON, the contract's shape
+    assert all(text.encode("utf-8") and "\x00" not in text for text in strings_of(data))
+    scaler = [test for test in data["tests"] if "loss_scaler" in test["tags"]]
+    said = [test["output"] for test in scaler if "lone" in test["output"]]
+    assert said and all("lone \\ud800 nul \\x00 esc" in text and len(text) <= 2500 for text in said), said[:1]
+    flags = "\n".join(data["extra_data"]["flags"])
+    assert "evil\\n\\x1b[2J\\xff\\u202e::error::x.pth shadows" in flags, flags
+    assert "helper\\udcfe\\u202e.py" in data["output"] + "\n".join(data["extra_data"]["notes"])
+    modules = data["extra_data"]["modules"]
+    assert modules["amp_update"]["score"] == modules["amp_update"]["max_score"]  # only the raiser's tests lost
+    (line,) = [line for line in output.read_text(encoding="utf-8").splitlines() if line.startswith("result=")]
+    payload = base64.b64decode(line[len("result="):]).decode("utf-8")
+    assert sum(test["score"] for test in json.loads(payload)["tests"]) == data["score"]
+    for name, text in (("terminal", stdout), ("payload", payload), ("summary", summary.read_text(encoding="utf-8"))):
+        assert_shown_not_obeyed(name, text)
+    assert "\\xff" in stdout and "\\ud800" in stdout  # shown, escaped, where the student reads it
+    commands = [command[0] for command in workflow_commands(stdout)]
+    assert commands[:1] == ["stop-commands"] and "error" not in commands
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="file names that are not UTF-8")
+def test_text_no_writer_takes_as_it_is_reaches_the_class_pages(tmp_path):
+    """grade-many over a student folder whose name is not UTF-8 and whose code and
+    files hold the same text: every page and the CSV are written, readable, escaped."""
+    import csv
+    import os
+    import subprocess
+
+    from helpers import ROOT, make_submission
+
+    root, out = tmp_path / "class", tmp_path / "out"
+    odd_student = b"st\xffudent\xe2\x80\xae"
+    unwritable_repository(pathlib.Path(os.fsdecode(os.path.join(os.fsencode(root), odd_student))) / "exercises")
+    make_submission(root / "alice" / "exercises")
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade-many", str(root), "-o", str(out),
+                           "--jobs", "1", "--seed", "9", "--no-progress", "--visible-only"], cwd=ROOT,
+                          capture_output=True, timeout=900, env=dict(os.environ, AUTOGRADER_CALL_TIMEOUT="10"))
+    stderr = done.stderr.decode("utf-8")
+    assert done.returncode == 0 and "failed" not in stderr, stderr[-3000:]
+    pages = {name: (out / name).read_bytes().decode("utf-8")
+             for name in ("scores.csv", "report.md", "report.html", "run.json")}
+    for name, text in pages.items():
+        assert_shown_not_obeyed(name, text)
+    rows = {row["student"]: row for row in csv.DictReader(io.StringIO(pages["scores.csv"]))}
+    assert set(rows) == {"alice", "st\\xffudent\\u202e"}
+    assert "evil\\n\\x1b[2J\\xff\\u202e::error::x.pth" in rows["st\\xffudent\\u202e"]["flags"]
+    assert float(rows["alice"]["total"]) == float(rows["alice"]["max_score"])
+    assert "st\\xffudent\\u202e" in pages["report.html"] and "## Similarity" in pages["report.md"]
+    assert json.loads(pages["run.json"])["students"][os.fsdecode(odd_student)]["status"] == "ok"
+
+
+# --------------------------------------------------------------------------- the results writer's last resort
+
+def test_the_results_writer_writes_what_slipped_past_the_entry(tmp_path):
+    from autograder.reports import gradescope, results_file
+
+    test = Result(name="amp_update: t", module="amp_update", max_score=1.0, score=0.0, passed=False,
+                  output="raised \ud800\x00" + "\udcff" * 10, visibility="visible", test_id="t")
+    report = GradeReport(tests=[test], seed=5, submission="\udcff", flags=["\ud800"])
+    path = gradescope.write_results(report, tmp_path / "results.json")
+    data = results_file.load(path)
+    assert data["tests"][0]["output"] == "raised \\ud800\\x00" + "\\udcff" * 10
+    assert data["extra_data"]["flags"] == ["\\ud800"] and data["extra_data"]["submission"] == "\\xff"
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+def test_a_report_that_cannot_be_written_leaves_a_zero_report_and_no_temporary_file(tmp_path, monkeypatch):
+    from autograder.reports import gradescope, results_file
+
+    report = hostile_report()  # a test with no points value: to_gradescope() fails
+    report.lang = "zh"
+    data = results_file.load(gradescope.write_results(report, tmp_path / "results.json"))
+    assert data["score"] == 0 and data["tests"][0]["status"] == "failed"
+    assert "无法写出" in data["tests"][0]["output"] and "TypeError" in data["tests"][0]["output"]
+    assert data["extra_data"]["seed"] == 5 and data["extra_data"]["lang"] == "zh"
+
+    def full_disk(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(gradescope.os, "replace", full_disk)
+    with pytest.raises(OSError):
+        gradescope.write_results(hostile_report(), tmp_path / "again.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]  # no .results-* left

@@ -3,10 +3,12 @@ view, tidy reports, the runner's output file): each check with a harmless and a
 hostile input."""
 import csv
 import io
+import json
 import re
 
 import pytest
 
+from autograder.intake import submitted_text
 from autograder.reports import github_files, isolation_view, safe_text
 from autograder.reports.tidy import tidy
 from autograder.judging.results import GradeReport
@@ -127,6 +129,15 @@ def test_csv_cell_stops_formulas_only():
     assert out.getvalue().strip() == "'+1+1"
 
 
+@pytest.mark.parametrize("text, shown", [("a\x00b", "a\\x00b"), ("\u202e\x1b[2J", "\\u202e\\x1b[2J"),
+                                         ("\ud800", "\\ud800"), ("=\udcff", "'=\\xff"), ("a\nb", "a\\nb")])
+def test_csv_cells_are_one_line_with_controls_and_bidi_shown(text, shown):
+    assert safe_text.csv_cell(text) == shown
+    out = io.StringIO()
+    csv.writer(out).writerow([safe_text.csv_cell(text)])
+    out.getvalue().encode("utf-8")
+
+
 def test_odd_values_become_text():
     class Hostile:
         def __str__(self):
@@ -214,3 +225,35 @@ def test_readable_prefix_matches_the_model():
         keep = github_files.readable_prefix(text.encode())
         pairs, _ = read_output_file(text)
         assert read_output_file(text[:keep]) == (pairs, None), text
+
+
+# --------------------------------------------------------------------------- where student text enters
+
+@pytest.mark.parametrize("text, kept", [
+    ("plain ✓ 中文 \u202e \x1b", "plain ✓ 中文 \u202e \x1b"),  # writable as it is: shown per output
+    ("lone \ud800 and \udfff", "lone \\ud800 and \\udfff"),   # a JSON escape a box sent
+    ("\udcff\udcfe.pth", "\\xff\\xfe.pth"),                     # os.fsdecode of a name that is not UTF-8
+    ("mixed \ud800 \udcff", "mixed \\ud800 \\udcff"),
+    ("nul\x00end", "nul\\x00end"), ("", ""),
+])
+def test_submitted_text_is_writable_by_every_output(text, kept):
+    cleaned = submitted_text.clean(text)
+    assert cleaned == kept
+    cleaned.encode("utf-8")
+    json.dumps(cleaned, ensure_ascii=False).encode("utf-8")
+
+
+def test_submitted_text_is_bounded_and_never_raises():
+    class Hostile:
+        def __str__(self):
+            raise RuntimeError("\ud800")
+
+    megabytes = "\ud800" * 2**20
+    assert submitted_text.clean(megabytes, 100) == "\\ud800" * 100 + "…"
+    assert submitted_text.clean(Hostile()) == "<Hostile>" and submitted_text.clean(None) == ""
+    assert submitted_text.clean_list(["\x00"] * 5, count=2) == ["\\x00", "\\x00", "… (3 more)"]
+    assert submitted_text.clean_list("one") == ["one"] and submitted_text.clean_list(None) == []
+    tree = {"\ud800": [float("nan"), 10**5000, 2**62, True, None, ("\x00",), {1: Hostile()}]}
+    cleaned = submitted_text.clean_tree(tree)
+    assert cleaned == {"\\ud800": ["nan", cleaned["\\ud800"][1], 2**62, True, None, ["\\x00"], {"1": "<Hostile>"}]}
+    json.dumps(cleaned, ensure_ascii=False, allow_nan=False).encode("utf-8")

@@ -1,6 +1,7 @@
 """Taking a submission in: the contract files only (never through a link),
-bounded reads of student files, tamper hashes of the grader and template, and
-reading student source without running it.
+bounded reads of student files, tamper hashes of the grader and template,
+reading student source without running it, and student text made writable
+where it enters the judge (``submitted_text``).
 
 Imports i18n and the active assignment's description only.
 """

@@ -17,6 +17,7 @@ import time
 
 from autograder import active_assignment, locations
 from autograder.intake import grader_guard, submission
+from autograder.intake.submitted_text import clean_list, clean_tree, one_line
 from autograder.judging import feedback, suites
 from autograder.judging.grading_area import area_parent
 from autograder.i18n import set_language
@@ -101,6 +102,8 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
     assignment = active_assignment.current()
     hooks = assignment.hooks()
     seed = new_seed() if seed is None else int(seed)
+    # A folder name need not be UTF-8 (os.fsdecode keeps its bytes as surrogates).
+    shown_dir = one_line(str(display_dir or submission_dir), 500)
     started = time.monotonic()
     own_boxes = boxes is None
     if own_boxes:
@@ -127,7 +130,7 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
             if not any(spec["present"] for spec in specs.values()) and \
                     not any(spec["problem"] for spec in specs.values()):
                 notes.append(t("No exercise module found in {folder}: expected {files}.", lang,
-                                  folder=str(display_dir or submission_dir),
+                                  folder=shown_dir,
                                   files=", ".join(assignment.files())))
             sources = {module: submission.source_of(specs[module]) for module in assignment.modules}
             sandboxes = {module: Sandbox(module, specs[module], boxes, limits) for module in assignment.modules}
@@ -150,14 +153,18 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
                 (not modules or assignment.optional_module in modules):
             optional_tests, optional_info = hooks.optional_credit(submission_dir, lang=lang)
         results = _order(results + optional_tests)
-        diagnosis = feedback.finish(results, lang, str(display_dir or "exercises"), sources)
+        diagnosis = feedback.finish(results, lang, shown_dir if display_dir else "exercises", sources)
         ran_hidden = include_hidden and hidden_tests_available()
         not_run = {} if ran_hidden else {module: assignment.hidden_points_of(module)
                                          for module in (modules or assignment.modules)
                                          if assignment.hidden_points_of(module)}
-        return GradeReport(tests=results, seed=seed, submission=str(submission_dir),
-                           duration=time.monotonic() - started, flags=flags, notes=notes,
-                           isolation=confinement, lab=optional_info, diagnosis=diagnosis, lang=lang,
+        # Flags, notes and the lab record quote file names, manifests and records of the
+        # student's repository (tamper flags, the intake, the assignment's hooks): they
+        # enter the report here, made writable for every output.
+        return GradeReport(tests=results, seed=seed, submission=one_line(str(submission_dir), 1000),
+                           duration=time.monotonic() - started, flags=clean_list(flags, 1000, lines=True),
+                           notes=clean_list(notes, 2000, lines=True), isolation=confinement,
+                           lab=clean_tree(optional_info, 2000), diagnosis=diagnosis, lang=lang,
                            hidden_not_run=not_run)
     finally:
         if own_boxes:

@@ -17,60 +17,26 @@ where the text goes:
   can come from the text.
 - :func:`html_text`: HTML.
 - :func:`csv_cell`: spreadsheet cells (no formula).
+
+That every output can *encode* the text (no lone surrogate, no NUL, a bounded
+length) is settled once, where it enters the judge
+(:mod:`autograder.intake.submitted_text`); :func:`visible` shows the ones that
+slipped past escaped all the same.
 """
 import html
 import re
 import secrets
-import unicodedata
 
-# Unicode categories shown escaped: controls (C0, DEL, C1), format characters
-# (bidi overrides, zero-width characters), line/paragraph separators, lone surrogates.
-_ESCAPED_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs"}
-_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-ELLIPSIS = "…"
+# as_text and shorten: the reports import them from here
+from autograder.intake.submitted_text import ELLIPSIS, as_text, one_line, shorten  # noqa: F401
 
 DEFAULT_LIMIT = 2000
 
 
-def _escape_char(char):
-    if char in _NAMED_ESCAPES:
-        return _NAMED_ESCAPES[char]
-    code = ord(char)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
-
-
-def _needs_escape(char):
-    return unicodedata.category(char) in _ESCAPED_CATEGORIES
-
-
-def as_text(value):
-    """Any value as a string (None -> empty): reports must not crash on odd fields."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return str(value)
-    except Exception:  # a hostile __str__ is not ours to run to completion
-        return f"<{type(value).__name__}>"
-
-
-def shorten(text, limit):
-    if limit and len(text) > limit:
-        return text[:limit] + ELLIPSIS
-    return text
-
-
 def visible(text, limit=DEFAULT_LIMIT):
-    """One line: every control, format and separator character shown escaped."""
-    text = shorten(as_text(text), limit)
-    if text.isprintable():  # no Other or Separator character but the space: a superset of ours
-        return text
-    return "".join(_escape_char(char) if _needs_escape(char) else char for char in text)
+    """One line: every control, format and separator character shown escaped
+    (:func:`autograder.intake.submitted_text.one_line`)."""
+    return one_line(text, limit)
 
 
 # -- terminal (stdout, stderr, the Actions log) -----------------------------------------------
@@ -176,6 +142,7 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(text):
-    """Text for a spreadsheet cell: a leading ``'`` stops a formula (``=HYPERLINK(...)``)."""
-    text = as_text(text)
+    """Text for a spreadsheet cell: one line, controls and bidi characters shown
+    escaped (as everywhere), a leading ``'`` stops a formula (``=HYPERLINK(...)``)."""
+    text = visible(text, limit=None)
     return "'" + text if text.startswith(_FORMULA_START) else text

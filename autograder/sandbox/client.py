@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 
 from autograder import active_assignment
 from autograder.i18n import _
+from autograder.intake.submitted_text import clean
 from autograder.sandbox import call_clock, wire
 from autograder.sandbox.boxes import BoxError
 
@@ -223,65 +224,68 @@ class Sandbox:
     def _request(self, message, timeout):
         request_id = secrets.token_hex(8)
         clock = call_clock.CallClock(self._box, since=self._cpu_mark)
-        deadline = clock.backstop(timeout)
+        backstop = clock.backstop(timeout)
         sock = self._box.sock
+        reading = None
         try:
-            wire.send_frame(sock, dict(message, id=request_id), deadline=deadline)
-            while True:
-                if clock.counting:
-                    self._wait_for_answer(sock, timeout, clock, deadline)
-                frame = wire.recv_frame(sock, deadline=deadline, max_bytes=wire.MAX_REPLY_BYTES)
-                if frame.get("id") == request_id:
-                    break  # anything else is stale or forged: skip it, the deadline still runs
+            wire.send_frame(sock, dict(message, id=request_id), deadline=backstop)
+            if clock.counting:
+                self._wait_for_answer(sock, timeout, clock, backstop)
+            # An answer that has begun follows at once from an honest worker (one
+            # write): a box dribbling it out meets what is left of the call's time.
+            deadline = min(backstop, time.monotonic() + max(timeout - clock.charged, call_clock.GRACE_S))
+            reading = time.thread_time()
+            frame = wire.recv_frame(sock, deadline=deadline, max_bytes=wire.MAX_REPLY_BYTES)
+            outcome = self._answer(frame, request_id)
         except socket.timeout:
-            self._charge(clock)
-            self.close()
-            return Outcome(False, error=StudentError("timeout", message=f"{timeout:g}"))
+            return self._failed(clock, StudentError("timeout", message=f"{timeout:g}"))
         except (EOFError, OSError):
             self._charge(clock)
             status = self._exit_status()
             self.close()
             return Outcome(False, error=StudentError("crash", message=status))
-        except wire.WireError as exc:
-            self._charge(clock)
-            self.close()
-            return Outcome(False, error=StudentError("protocol", message=str(exc)[:200]))
-        self._charge(clock)
+        except Exception as exc:  # noqa: BLE001 - whatever the box's bytes make fail is the box's
+            if reading is None:  # before any answer: the judge's own request failed
+                raise
+            reason = str(exc) if isinstance(exc, wire.WireError) else f"unreadable answer ({type(exc).__name__})"
+            return self._failed(clock, StudentError("protocol", message=clean(reason, 200)), reading)
+        self._charge(clock, reading)
+        return outcome
+
+    def _failed(self, clock, error, reading=None):
+        """The call failed on the box's side: charged, and the box ended."""
+        self._charge(clock, reading)
+        self.close()
+        return Outcome(False, error=error)
+
+    def _answer(self, frame, request_id):
+        """The :class:`Outcome` of the answer ``frame``; raises on anything that is not one."""
+        if frame.get("id") != request_id:  # one request at a time: anything else is forged
+            raise wire.WireError("the answer was not for this request")
         delegation = frame.get("delegation")
         if isinstance(delegation, list):
             for item in delegation[:20]:
-                if isinstance(item, str) and item[:200] not in self.delegation:
-                    self.delegation.append(item[:200])
+                item = clean(item, 200) if isinstance(item, str) else None
+                if item and item not in self.delegation:
+                    self.delegation.append(item)
         return self._outcome(frame)
 
-    def _charge(self, clock):
-        self.spent += clock.finish()
+    def _charge(self, clock, reading=None):
+        """Charge the call: the box's time (:mod:`call_clock`), and at least the judge's
+        own CPU time spent reading its answer (``reading``: the thread's CPU time when it began)."""
+        judge = time.thread_time() - reading if reading is not None else 0.0
+        self.spent += max(clock.finish(), judge)
         self.wall_spent += time.monotonic() - clock.started
         self._cpu_mark = clock.last_cpu if clock.counting else None
 
-    def _outcome(self, frame):
+    @staticmethod
+    def _outcome(frame):
         if not frame.get("ok"):
-            error = frame.get("error") if isinstance(frame.get("error"), dict) else {}
-            kind = "protocol" if error.get("type") == "ProtocolError" else "exception"
-            line, offset = error.get("line"), error.get("offset")
-            return Outcome(False, error=StudentError(
-                kind, str(error.get("type", ""))[:100], str(error.get("message", ""))[:1500],
-                str(error.get("traceback", ""))[:3000],
-                line if isinstance(line, int) and not isinstance(line, bool) and 0 < line < 10**7 else 0,
-                str(error.get("code", ""))[:300],
-                offset if isinstance(offset, int) and not isinstance(offset, bool) and 0 < offset < 10**4 else 0))
+            error = wire.decode_error(frame.get("error"))
+            kind = "protocol" if error["type"] == "ProtocolError" else "exception"
+            return Outcome(False, error=StudentError(kind, **error))
         result = frame.get("result")
-        if result is None:
-            return Outcome(True)
-        try:
-            budget = wire.DecodeBudget()
-            if not isinstance(result, dict):
-                raise wire.WireError("the answer is not an object")
-            return Outcome(True, wire.decode_value(result.get("value"), budget=budget),
-                           wire.decode_value(result.get("args_after", []), budget=budget),
-                           wire.decode_value(result.get("kwargs_after", {"$dict": {}}), budget=budget))
-        except (wire.WireError, ValueError, TypeError, AttributeError, RecursionError, MemoryError) as exc:
-            return Outcome(False, error=StudentError("protocol", message=str(exc)[:200] or type(exc).__name__))
+        return Outcome(True) if result is None else Outcome(True, *wire.decode_result(result))
 
     def _ensure_started(self):
         problem = self.spec.get("problem")

@@ -4,12 +4,17 @@ Only JSON travels, framed by a 4-byte length. Tensors become
 ``{"$tensor": dtype, "shape": [...], "data": base64}``, non-finite floats
 ``{"$float": "inf"}``, tuples ``{"$tuple": [...]}``; anything else the worker
 cannot express becomes ``{"$opaque": type name}``. The judge decodes with
-:func:`decode`, which validates every field and builds fresh, plain
+:func:`decode_value`, which validates every field and builds fresh, plain
 ``torch.Tensor`` objects: no pickle, no subclass, nothing the student made
-survives the trip.
+survives the trip. A frame, an answer and an error report are read by
+:func:`parse_frame`, :func:`decode_result` and :func:`decode_error`: whatever
+in them fails is a :class:`WireError` (the sender's), bounded in what it costs,
+and text in them comes out writable by every report
+(:mod:`autograder.intake.submitted_text`).
 """
 import binascii
 import ctypes
+import gc
 import json
 import math
 import select
@@ -19,11 +24,14 @@ import time
 
 import torch
 
+from autograder.intake.submitted_text import clean, writable
+
 MAX_FRAME_BYTES = 64 * 2**20      # requests the judge sends (inputs it built itself)
 MAX_REPLY_BYTES = 4 * 2**20       # answers from student code: far above any honest one
 MAX_DEPTH = 24
 MAX_NODES = 100_000               # values in one answer
 MAX_TENSOR_BYTES = 32 * 2**20     # tensor data in one answer
+MAX_INT_CHARS = 20                # what encode_value sends: |n| < 2**63, sign included
 
 DTYPES = {
     "float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
@@ -42,7 +50,7 @@ class Opaque:
     """Stands in for a value the worker could not send as plain data."""
 
     def __init__(self, type_name):
-        self.type_name = str(type_name)[:100]
+        self.type_name = clean(type_name, 100)
 
     def __repr__(self):
         return f"<{self.type_name} object>"
@@ -149,15 +157,17 @@ def decode_value(node, depth=0, budget=None):
     budget.take()
     if depth > MAX_DEPTH:
         raise WireError("value nested too deeply")
-    if node is None or isinstance(node, (bool, int, str)):
-        return node
-    if isinstance(node, float):
+    if isinstance(node, str):  # text the box chose: every output must be able to write it
+        return writable(node)
+    if node is None or isinstance(node, (bool, int, float)):
         return node
     if isinstance(node, list):
         return [decode_value(item, depth + 1, budget) for item in node]
     if isinstance(node, dict):
         if "$tensor" in node:
-            budget.take(tensor_bytes=len(str(node.get("data", ""))) * 3 // 4)
+            data = node.get("data", "")
+            # a tensor counts as ten values: building one costs the judge as much
+            budget.take(nodes=9, tensor_bytes=len(data) * 3 // 4 if isinstance(data, str) else 0)
             return _decode_tensor(node)
         if "$float" in node:
             text = node["$float"]
@@ -167,10 +177,32 @@ def decode_value(node, depth=0, budget=None):
         if "$tuple" in node and isinstance(node["$tuple"], list):
             return tuple(decode_value(item, depth + 1, budget) for item in node["$tuple"])
         if "$dict" in node and isinstance(node["$dict"], dict):
-            return {str(key): decode_value(item, depth + 1, budget) for key, item in node["$dict"].items()}
-        if "$opaque" in node:
+            return {writable(key): decode_value(item, depth + 1, budget) for key, item in node["$dict"].items()}
+        if isinstance(node.get("$opaque"), str):
             return Opaque(node["$opaque"])
     raise WireError("unknown value")
+
+
+def decode_result(result):
+    """``(value, args_after, kwargs_after)`` of a worker's ``result`` (one budget for all)."""
+    if not isinstance(result, dict):
+        raise WireError("the answer is not an object")
+    budget = DecodeBudget()
+    return tuple(decode_value(result.get(key, default), budget=budget)
+                 for key, default in (("value", None), ("args_after", []), ("kwargs_after", {"$dict": {}})))
+
+
+def _count(value, below):
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < below else 0
+
+
+def decode_error(error):
+    """A worker's error report as the judge keeps it: text made writable and cut,
+    positions as small integers (0: unknown), anything else dropped."""
+    error = error if isinstance(error, dict) else {}
+    text = {key: clean(error[key], limit) if isinstance(error.get(key), str) else ""
+            for key, limit in (("type", 100), ("message", 1500), ("traceback", 3000), ("code", 300))}
+    return dict(text, line=_count(error.get("line"), 10**7), offset=_count(error.get("offset"), 10**4))
 
 
 def _remaining(deadline):
@@ -186,9 +218,17 @@ def _refuse_constant(name):
     raise WireError(f"non-standard JSON constant {name}")
 
 
+def _bounded_int(text):
+    """An integer of the protocol's size: Python converts digits in quadratic time
+    (a frame of 4,000-digit numbers would cost the judge a fifth of a second)."""
+    if len(text) > MAX_INT_CHARS:
+        raise WireError(f"a number of {len(text)} digits (at most {MAX_INT_CHARS - 1})")
+    return int(text)
+
+
 # Made once: json.dumps/json.loads with options build a new coder on every call.
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_int=_bounded_int)
 _LENGTH = struct.Struct(">I")
 
 
@@ -248,6 +288,29 @@ def _recv_exact(sock, size, deadline):
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+def parse_frame(payload):
+    """The object a frame's bytes hold; raises WireError and nothing else: whatever
+    fails while decoding untrusted bytes is the sender's protocol error."""
+    collecting = gc.isenabled()
+    gc.disable()  # a frame of a million empty lists would start a thousand collections
+    try:
+        message = _DECODER.decode(payload.decode("utf-8"))
+    except WireError:
+        raise
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WireError(f"malformed frame: {exc}") from None
+    except RecursionError:
+        raise WireError("frame nested too deeply") from None
+    except Exception as exc:  # noqa: BLE001 - e.g. MemoryError's relatives, a limit of the decoder
+        raise WireError(f"malformed frame ({type(exc).__name__})") from None
+    finally:
+        if collecting:
+            gc.enable()
+    if not isinstance(message, dict):
+        raise WireError("frame is not an object")
+    return message
+
+
 def recv_frame(sock, deadline=None, max_bytes=MAX_FRAME_BYTES):
     """Read one frame before ``deadline`` (a ``time.monotonic()`` value); raises
     EOFError, socket.timeout or WireError."""
@@ -255,13 +318,4 @@ def recv_frame(sock, deadline=None, max_bytes=MAX_FRAME_BYTES):
     (size,) = _LENGTH.unpack(_recv_exact(sock, 4, deadline))
     if size > max_bytes:
         raise WireError(f"frame too large ({size} bytes, at most {max_bytes})")
-    payload = _recv_exact(sock, size, deadline)
-    try:
-        message = _DECODER.decode(payload.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise WireError(f"malformed frame: {exc}") from None
-    except RecursionError:
-        raise WireError("frame nested too deeply") from None
-    if not isinstance(message, dict):
-        raise WireError("frame is not an object")
-    return message
+    return parse_frame(_recv_exact(sock, size, deadline))

@@ -369,7 +369,11 @@ def load_calibration():
 def _write_json(folder, result):
     path = folder / RESULT_NAME
     temporary = folder / f".{RESULT_NAME}.tmp"
-    temporary.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    try:
+        text = (json.dumps(result, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a folder name that is not UTF-8: kept exactly, as \udcff escapes
+        text = (json.dumps(result, indent=2) + "\n").encode("ascii")
+    temporary.write_bytes(text)
     temporary.replace(path)
 
 
