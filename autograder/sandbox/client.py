@@ -18,8 +18,9 @@ from dataclasses import asdict, dataclass, field
 
 from autograder import active_assignment
 from autograder.i18n import _
+from autograder.intake import answer_shapes
 from autograder.intake.submitted_text import clean
-from autograder.sandbox import call_clock, wire
+from autograder.sandbox import assignment_side, call_clock, wire
 from autograder.sandbox.boxes import BoxError
 
 def disabled_layers():
@@ -131,6 +132,7 @@ class Sandbox:
         self.restarts = 0
         self.isolation = []       # one report per box started
         self.delegation = []      # what the module's guard refused in the worker
+        self.guarded = assignment_side.guard(module_name) is not None  # its answers must say so
         self._box = None
         self._import_error = None
         self._cpu_mark = None     # the box's CPU count when the last call's clock stopped
@@ -221,7 +223,7 @@ class Sandbox:
             if clock.update() >= timeout:
                 raise socket.timeout("time limit")
 
-    def _request(self, message, timeout):
+    def _request(self, message, timeout, shapes=None):
         request_id = secrets.token_hex(8)
         clock = call_clock.CallClock(self._box, since=self._cpu_mark)
         backstop = clock.backstop(timeout)
@@ -236,7 +238,7 @@ class Sandbox:
             deadline = min(backstop, time.monotonic() + max(timeout - clock.charged, call_clock.GRACE_S))
             reading = time.thread_time()
             frame = wire.recv_frame(sock, deadline=deadline, max_bytes=wire.MAX_REPLY_BYTES)
-            outcome = self._answer(frame, request_id)
+            outcome = self._answer(frame, request_id, shapes)
         except socket.timeout:
             return self._failed(clock, StudentError("timeout", message=f"{timeout:g}"))
         except (EOFError, OSError):
@@ -258,17 +260,18 @@ class Sandbox:
         self.close()
         return Outcome(False, error=error)
 
-    def _answer(self, frame, request_id):
-        """The :class:`Outcome` of the answer ``frame``; raises on anything that is not one."""
+    def _answer(self, frame, request_id, shapes=None):
+        """The :class:`Outcome` of the answer ``frame``; raises on anything that is not one,
+        or whose parts (``shapes``: part -> its :mod:`~autograder.intake.answer_shapes` shape) differ."""
         if frame.get("id") != request_id:  # one request at a time: anything else is forged
             raise wire.WireError("the answer was not for this request")
-        delegation = frame.get("delegation")
-        if isinstance(delegation, list):
-            for item in delegation[:20]:
-                item = clean(item, 200) if isinstance(item, str) else None
-                if item and item not in self.delegation:
-                    self.delegation.append(item)
-        return self._outcome(frame)
+        for item in wire.decode_delegation(frame.get("delegation"), self.guarded):
+            if item not in self.delegation:
+                self.delegation.append(item)
+        outcome = self._outcome(frame)
+        for part, shape in (shapes or {}).items() if outcome.ok else ():
+            wire.check_shape(getattr(outcome, part), shape, part)
+        return outcome
 
     def _charge(self, clock, reading=None):
         """Charge the call: the box's time (:mod:`call_clock`), and at least the judge's
@@ -303,12 +306,12 @@ class Sandbox:
                 return self._import_error
         return None
 
-    def _send(self, message, timeout):
+    def _send(self, message, timeout, shapes=None):
         error = self._ensure_started()
         if error is not None:
             return Outcome(False, error=error)
         remaining = self.limits.module_budget - self.spent
-        return self._request(message, max(0.5, min(timeout or self.limits.call_timeout, remaining)))
+        return self._request(message, max(0.5, min(timeout or self.limits.call_timeout, remaining)), shapes)
 
     def call(self, function, *args, timeout=None, **kwargs):
         """Call ``<module>.<function>(*args, **kwargs)`` in the worker."""
@@ -323,13 +326,18 @@ class Sandbox:
         message = {"op": "call", "function": function,
                    "args": [wire.encode_value(arg) for arg in args],
                    "kwargs": {key: wire.encode_value(value) for key, value in kwargs.items()}}
+        shapes = None
         if inputs_after:  # asked for only where a test looks: sending them back costs both sides
             message["inputs_after"] = True
-        return self._send(message, timeout)
+            shapes = {"args_after": answer_shapes.ListOf(answer_shapes.ANY, length=len(args)),
+                      "kwargs_after": answer_shapes.MapOf(answer_shapes.ANY, keys=kwargs)}
+        return self._send(message, timeout, shapes)
 
     def scenario(self, name, spec, timeout=None):
-        """Run the trusted scenario ``name`` with the student module plugged in."""
-        return self._send({"op": "scenario", "name": name, "spec": spec}, timeout)
+        """Run the trusted scenario ``name`` with the student module plugged in; its
+        answer must have the shape the assignment declares for it."""
+        shape = assignment_side.answer_shape(name, spec)
+        return self._send({"op": "scenario", "name": name, "spec": spec}, timeout, {"value": shape})
 
 
 def close_all(sandboxes):
