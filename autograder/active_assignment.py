@@ -45,7 +45,8 @@ class Assignment:
     solutions_dir: pathlib.Path = None  # the reference solution
     template_parts: str = ""         # what a student template holds besides engine, stubs, suites
     student_readme: pathlib.Path = None  # the README of a student's repository
-    similarity: dict = dataclasses.field(default_factory=dict)  # module -> (threshold, min overlap, why)
+    similarity: dict = dataclasses.field(default_factory=dict)  # module -> {min_overlap, why}
+    similarity_public: dict = dataclasses.field(default_factory=dict)  # module -> why its reference is public
     similarity_framework: dict = dataclasses.field(default_factory=dict)  # a module against a package's file
 
     @property
@@ -128,6 +129,7 @@ def load(package):
         template_parts=getattr(description, "TEMPLATE_PARTS", ""),
         student_readme=getattr(description, "STUDENT_README", None),
         similarity=dict(getattr(description, "SIMILARITY", {})),
+        similarity_public=dict(getattr(description, "SIMILARITY_PUBLIC_REFERENCE", {})),
         similarity_framework=dict(getattr(description, "SIMILARITY_FRAMEWORK", {})),
     )
 
