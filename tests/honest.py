@@ -16,14 +16,16 @@ import runpy
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SET_DIR = ROOT / "tests" / "data" / "honest_similarity"
+# More authors that the calibration never reads: a class of new honest students for the tests.
+HELD_OUT_DIR = ROOT / "tests" / "data" / "honest_held_out"
 MODULES = ("amp_update", "loss_scaler", "amp_training_step")
 _TODO_LINE = re.compile(r"^(\s*)raise NotImplementedError\(['\"]TODO (\d+)")
 _IMPORT = re.compile(r"^(import|from) \S")
 
 
-def authors():
-    """``{author: its namespace}`` of every author file, sorted by name."""
-    return {path.stem: runpy.run_path(str(path)) for path in sorted(SET_DIR.glob("[a-z]*.py"))}
+def authors(folder=SET_DIR):
+    """``{author: its namespace}`` of every author file of ``folder``, sorted by name."""
+    return {path.stem: runpy.run_path(str(path)) for path in sorted(folder.glob("[a-z]*.py"))}
 
 
 def fills():
@@ -60,17 +62,17 @@ def module_text(space, module, stub):
     return fill(stub, space["FILLS"], space.get("TOP", {}).get(module, ""), space.get("STRIP_TODO_COMMENTS", False))
 
 
-def write_class(root, names=None):
-    """``{author: folder}`` with the three modules of every honest author (or of ``names``)."""
+def write_class(root, names=None, folder=SET_DIR):
+    """``{author: folder}`` with the three modules of every honest author of ``folder`` (or of ``names``)."""
     root = pathlib.Path(root)
     stubs = {module: (ROOT / "exercises" / f"{module}.py").read_text(encoding="utf-8") for module in MODULES}
     folders = {}
-    for author, space in authors().items():
+    for author, space in authors(folder).items():
         if names is not None and author not in names:
             continue
-        folder = root / author
-        folder.mkdir(parents=True, exist_ok=True)
+        student = root / author
+        student.mkdir(parents=True, exist_ok=True)
         for module in MODULES:
-            (folder / f"{module}.py").write_text(module_text(space, module, stubs[module]), encoding="utf-8")
-        folders[author] = folder
+            (student / f"{module}.py").write_text(module_text(space, module, stubs[module]), encoding="utf-8")
+        folders[author] = student
     return folders

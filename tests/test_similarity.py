@@ -256,10 +256,26 @@ def test_the_thresholds_are_the_calibrations():
     assert similarity.policies({})["loss_scaler"][0].threshold == similarity.DEFAULT_THRESHOLD
 
 
+def test_honest_students_the_calibration_never_saw_are_not_flagged(tmp_path):
+    """A class of new honest students (tests/data/honest_held_out: never read by the
+    calibration; dov writes much as the reference does), the independent variants and
+    three authors of the set: nothing flagged, against each other or the reference."""
+    honest.write_class(tmp_path, folder=honest.HELD_OUT_DIR)
+    honest.write_class(tmp_path, ("hana", "olga", "ravi"))
+    for module in MODULES:
+        _write(tmp_path / "bob", module, variant(module))
+    result = similarity.run({path.name: path for path in tmp_path.iterdir()}, tmp_path / "out")
+    for module in MODULES:
+        assert flagged_groups(result, module) == [], module
+        assert not [row for row in result["solution_reference"][module]["matches"] if row["flagged"]], module
+    assert not [row for row in result["torch_reference"]["matches"] if row["flagged"]]
+
+
 @pytest.mark.slow
 def test_the_honest_set_scores_full_marks_at_two_seeds(tmp_path):
-    """Every author of the calibration set is correct code, graded for real."""
+    """Every author of the calibration set, and of the held-out one, is correct code, graded for real."""
     folders = honest.write_class(tmp_path / "class")
+    folders.update(honest.write_class(tmp_path / "class", folder=honest.HELD_OUT_DIR))
     for seed in (3, 8):
         out = tmp_path / f"out{seed}"
         done = subprocess.run([sys.executable, "-m", "autograder", "grade-many", str(tmp_path / "class"), "-o",
