@@ -105,3 +105,103 @@ def screenshot(chromium, path, out, width=1280, height=900):
     with tempfile.TemporaryDirectory(prefix="amp-browser-") as scratch:
         subprocess.run([chromium, *FLAGS, f"--user-data-dir={scratch}", f"--window-size={width},{height}",
                         f"--screenshot={out}", f"file://{path}"], capture_output=True, timeout=120)
+
+
+class _DevTools:
+    """Chromium driven over --remote-debugging-pipe (the DevTools protocol: JSON messages
+    ended by NUL on fds 3 and 4), for what a window cannot do: headless windows are at
+    least 500 px wide, a phone's viewport is emulated instead."""
+
+    def __init__(self, chromium, scratch, timeout=60):
+        to_child, self._send = os.pipe()
+        self._receive, from_child = os.pipe()
+
+        def pipes():  # the protocol's fixed descriptors in the child, kept across exec
+            first, second = os.dup(to_child), os.dup(from_child)
+            os.dup2(first, 3)
+            os.dup2(second, 4)
+            os.set_inheritable(3, True)
+            os.set_inheritable(4, True)
+
+        self.process = subprocess.Popen([chromium, *FLAGS, f"--user-data-dir={scratch}", "--remote-debugging-pipe",
+                                         "about:blank"], preexec_fn=pipes, close_fds=False,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_child)
+        os.close(from_child)
+        self.timeout, self.buffer, self.events, self.next_id, self.session = timeout, b"", [], 0, None
+
+    def _read(self):
+        import select
+        import time
+
+        deadline = time.monotonic() + self.timeout
+        while b"\0" not in self.buffer:
+            ready, _, _ = select.select([self._receive], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(self._receive, 1 << 20) if ready else b""
+            assert chunk, "chromium did not answer over the DevTools pipe"
+            self.buffer += chunk
+        message, self.buffer = self.buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def call(self, method, **params):
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params}
+        if self.session and not method.startswith(("Target.", "Browser.")):
+            message["sessionId"] = self.session
+        os.write(self._send, json.dumps(message).encode() + b"\0")
+        while True:
+            answer = self._read()
+            if answer.get("id") == self.next_id:
+                assert "error" not in answer, (method, answer["error"])
+                return answer.get("result", {})
+            self.events.append(answer)
+
+    def wait_for(self, method):
+        while True:
+            for index, event in enumerate(self.events):
+                if event.get("method") == method:
+                    return self.events.pop(index)
+            self.events.append(self._read())
+
+    def close(self):
+        try:
+            self.call("Browser.close")
+        except (AssertionError, OSError):
+            pass
+        finally:
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+            os.close(self._send)
+            os.close(self._receive)
+
+
+def on_phone(chromium, path, width=390, height=844, fragment="", script=MEASURE, screenshot_to=None, mobile=True):
+    """Load ``path`` (a file of ours) in a viewport of ``width`` x ``height`` CSS px (a phone's
+    by default: mobile emulation, the page's viewport meta applies); return what ``script``
+    found and save a screenshot of the whole page to ``screenshot_to`` when given."""
+    import base64
+
+    with tempfile.TemporaryDirectory(prefix="amp-browser-") as scratch:
+        tools = _DevTools(chromium, scratch)
+        try:
+            target = next(item["targetId"] for item in tools.call("Target.getTargets")["targetInfos"]
+                          if item["type"] == "page")
+            tools.session = tools.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+            tools.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
+                       mobile=mobile)
+            tools.call("Page.enable")
+            tools.call("Page.navigate", url=f"file://{os.path.abspath(path)}{fragment}")
+            tools.wait_for("Page.loadEventFired")
+            found = tools.call("Runtime.evaluate", expression=script + ";document.title", returnByValue=True)
+            if screenshot_to:
+                size = tools.call("Page.getLayoutMetrics")["cssContentSize"]
+                shot = tools.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                                  clip={"x": 0, "y": 0, "width": width, "height": min(size["height"], 12000),
+                                        "scale": 1})
+                with open(screenshot_to, "wb") as handle:
+                    handle.write(base64.b64decode(shot["data"]))
+        finally:
+            tools.close()
+    return json.loads(found["result"]["value"])

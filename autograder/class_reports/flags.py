@@ -94,7 +94,9 @@ def row_flags(row, partners=()):
                           _("The {module} record is consistent and plausible, not proven. Ask for a re-run if the "
                             "numbers look copied.", module=active_assignment.current().optional_module), ""))
     for partner in partners:
-        strong = bool(partner.get("framework")) or str(partner.get("other", "")).startswith("solutions/")
+        # The check's own severity (one rule for classmates and references); older results: by kind.
+        strong = partner.get("severity") == HIGH if partner.get("severity") in (HIGH, MEDIUM) else \
+            bool(partner.get("framework")) or str(partner.get("other", "")).startswith("solutions/")
         flags.append(Flag(HIGH if strong else MEDIUM, _("similar code"),
                           _("Read the side-by-side page before acting: a score above the threshold is a reason "
                             "to look, never proof."),

@@ -44,22 +44,30 @@ def partners_of(similarity):
             for me in members:
                 others = [m for m in members if m != me]
                 found.setdefault(me, []).append({"module": module, "other": ", ".join(map(str, others)),
-                                                 "score": _score(pair.get("score")), "page": pair.get("page")})
+                                                 "score": _score(pair.get("score")), "page": pair.get("page"),
+                                                 "severity": pair.get("severity")})
     references = similarity.get("solution_reference") if isinstance(similarity.get("solution_reference"), dict) else {}
     for module, data in references.items():
         for row in (data.get("matches", []) if isinstance(data, dict) else []) or []:
-            if isinstance(row, dict) and row.get("flagged") is True:
-                found.setdefault(row.get("student"), []).append(
+            for me in _matched(row):
+                found.setdefault(me, []).append(
                     {"module": module, "other": f"solutions/{module}.py", "score": _score(row.get("score")),
-                     "page": row.get("page")})
+                     "page": row.get("page"), "severity": row.get("severity")})
     torch = similarity.get("torch_reference") if isinstance(similarity.get("torch_reference"), dict) else {}
     for row in torch.get("matches", []) or []:
-        if isinstance(row, dict) and row.get("flagged") is True:
-            found.setdefault(row.get("student"), []).append(
+        for me in _matched(row):
+            found.setdefault(me, []).append(
                 {"module": str(torch.get("label", "framework")), "framework": True,
                  "other": str(torch.get("reference", "")).split(" (")[0], "score": _score(row.get("score")),
-                 "page": row.get("page")})
+                 "page": row.get("page"), "severity": row.get("severity")})
     return found
+
+
+def _matched(row):
+    """The students of a flagged match with one file (every student who handed in that code)."""
+    if not isinstance(row, dict) or row.get("flagged") is not True:
+        return []
+    return row.get("members") if isinstance(row.get("members"), list) else [row.get("student")]
 
 
 def _score(value):

@@ -251,7 +251,7 @@ def run_similarity(args, output_dir, submissions, shard, warnings):
               "whole class (the grade-class workflow's merge job does)", file=sys.stderr)
         return
     try:
-        result = similarity.run(submissions, output_dir)
+        result = similarity.run(submissions, output_dir, lang=args.report_lang or "en")  # the class page's
     except Exception as exc:  # noqa: BLE001 - an integrity check must not cost the grades
         warnings.append(f"the similarity check failed: {type(exc).__name__}: {exc}")
         return
