@@ -1,5 +1,7 @@
 """The class report's charts (autograder/class_reports/charts.py): what a TA reads
 on them stays readable."""
+import re
+
 import pytest
 
 pytest.importorskip("matplotlib")
@@ -7,13 +9,13 @@ pytest.importorskip("matplotlib")
 from autograder.class_reports import charts  # noqa: E402
 
 
-def _pass_rate_chart(monkeypatch, tmp_path, rates):
+def _pass_rate_chart(monkeypatch, tmp_path, rates, lang="en"):
     """The pass-rate chart's figure for ``rates`` (as charts.pass_rates gives them), not saved."""
     monkeypatch.setattr(charts, "pass_rates", lambda rows, columns: rates)
     drawn = []
     monkeypatch.setattr(charts, "_save", lambda figure, path: drawn.append(figure))
-    with charts._fonts():
-        charts._draw_pass_rates(tmp_path / "rates.png", [], [], "en")
+    with charts._fonts(charts.cjk_family("对纯混合维张量") if lang != "en" else None):
+        charts._draw_pass_rates(tmp_path / "rates.png", [], [], lang)
     return drawn[0]
 
 
@@ -37,14 +39,18 @@ def test_the_pass_rate_legend_sits_above_the_bars_and_hides_no_value(monkeypatch
     assert len(values) == 30 and all(not legend.overlaps(text.get_window_extent(renderer)) for text in values)
 
 
-def test_each_pass_rate_bar_has_its_label_beside_it_inside_the_picture(monkeypatch, tmp_path):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_pass_rate_bar_has_its_label_beside_it_inside_the_picture(monkeypatch, tmp_path, lang):
     """The labels are texts left of the axes (no tick per test): one per bar, at the bar's
-    height, in the bars' order, none cut off at the left edge or overlapping the next."""
+    height, in the bars' order, none cut off at the left edge or overlapping the next; a
+    Chinese title (twice as wide a character) too."""
     modules = ("amp_update", "loss_scaler", "amp_training_step")
-    rates = [(f"t{index}", {"name": f"{modules[index % 3]}: the check number {index} of a long test title here",
-                            "module": modules[index % 3], "visibility": "hidden" if index % 2 else "visible"},
-              index, 40) for index in range(40)]
-    figure = _pass_rate_chart(monkeypatch, tmp_path, rates)
+    title = ("the check number {index} of a long test title here" if lang == "en"
+             else "the check number {index}：对纯 FP16、纯 BF16 和混合 dtype 的列表，global_grad_norm 都是 0 维 FP32 张量")
+    rates = [(f"t{index}", {"name": f"{modules[index % 3]}: {title.format(index=index)}",
+                            "module": modules[index % 3], "visibility": "hidden" if index % 2 else "visible",
+                            "lang": lang}, index, 40) for index in range(40)]
+    figure = _pass_rate_chart(monkeypatch, tmp_path, rates, lang)
     renderer = figure.canvas.get_renderer()
     axes = figure.axes[0]
     inside = axes.get_window_extent(renderer)
@@ -58,7 +64,7 @@ def test_each_pass_rate_bar_has_its_label_beside_it_inside_the_picture(monkeypat
         assert bar_box.y0 <= (box.y0 + box.y1) / 2 <= bar_box.y1, label.get_text()
         assert box.x1 <= inside.x0 and box.x0 >= figure.bbox.x0, label.get_text()
     # lowest pass rate first: the top bar is test 0
-    assert labels[0].get_text().startswith("the check number 0 ")
+    assert re.match(r"the check number 0\b", labels[0].get_text())
     assert all(upper.y0 >= lower.y1 - 0.5 for upper, lower in zip(boxes, boxes[1:]))
 
 

@@ -18,6 +18,7 @@ import functools
 import os
 import pathlib
 import sys
+import unicodedata
 import warnings
 
 from autograder.i18n import _, catalog
@@ -32,12 +33,20 @@ LATIN_FAMILY = "DejaVu Sans"   # matplotlib's own: always there
 CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans CJK TC", "Source Han Sans SC",
                 "Source Han Sans CN", "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "Droid Sans Fallback",
                 "PingFang SC", "Heiti SC", "Hiragino Sans GB", "Microsoft YaHei", "SimHei")
-MAX_LABEL = 60
+MAX_LABEL = 60   # cells: a Chinese character is two
+
+
+def _cells(text):
+    """The width of ``text`` in cells: two for a wide (CJK) character, one for the rest."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
 
 
 def _short_label(key, info, lang):
     label = test_title(info) if lang != "en" or info.get("lang", "en") == "en" else english_title(info)
-    label = label[:MAX_LABEL] + ("…" if len(label) > MAX_LABEL else "")
+    if _cells(label) > MAX_LABEL:
+        while _cells(label) > MAX_LABEL - 1:
+            label = label[:-1]
+        label += "…"
     label = visible(label).replace("$", r"\$")  # a '$' pair would be parsed as mathtext
     return label + (" " + t("(hidden test)", lang) if info["visibility"] == "hidden" else "")
 
@@ -54,9 +63,9 @@ def _english(lang):
 
 
 def _fit_left_margin(figure, labels, height_in, top_in=0.45):
-    """Room for the y labels without a (slow) tight_layout: 7-pt text, ~5.5 px a character;
-    ``top_in`` inches above the axes for the title (and a legend)."""
-    longest = max((len(label) for label in labels), default=10)
+    """Room for the y labels without a (slow) tight_layout: 7-pt text, ~5.5 px a cell (a
+    Chinese character is two); ``top_in`` inches above the axes for the title (and a legend)."""
+    longest = max((_cells(label) for label in labels), default=10)
     left = min(0.6, (longest * 5.5 + 24) / (figure.get_figwidth() * figure.dpi))
     figure.subplots_adjust(left=left, right=0.95, top=1 - top_in / height_in, bottom=0.5 / height_in)
 
