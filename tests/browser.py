@@ -156,7 +156,7 @@ def measure(chromium, path, width=1280, height=900, fragment="", script=MEASURE)
     return json.loads(html.unescape(found.group(1)))
 
 
-def screenshot(chromium, path, out, width=1280, height=900):
+def screenshot(chromium, path, out, width=1280, height=900, fragment=""):
     """A PNG of ``path`` in a ``width`` x ``height`` viewport (a frame in a 500 px window when narrower)."""
-    _run(chromium, path, width, height, "", None, "--hide-scrollbars", "--virtual-time-budget=5000",
+    _run(chromium, path, width, height, fragment, None, "--hide-scrollbars", "--virtual-time-budget=5000",
          f"--screenshot={out}")

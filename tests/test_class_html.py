@@ -169,8 +169,8 @@ def test_the_students_table_sorts_and_filters_under_the_policy(tmp_path, chromiu
 
 
 CJK = "\u4e00-\u9fff"
-# An ASCII comma, semicolon, colon or full stop right after Chinese text (Chinese punctuation is wanted there).
-ASCII_PUNCTUATION = re.compile(rf"[{CJK}）][,;:.](?=\s|$|[{CJK}])")
+# An ASCII comma, semicolon, colon or full stop beside Chinese text (Chinese punctuation is wanted there).
+ASCII_PUNCTUATION = re.compile(rf"[{CJK}）][,;:.](?=\s|$|[{CJK}])|[,;:] *[{CJK}]")
 # The stubs' names (``scale``, ``found_inf``): the assignment's Chinese text names them bare.
 CODE = identifiers(*(ROOT / "exercises").glob("*.py"))
 

@@ -292,8 +292,12 @@ def bin_labels(edges):
 
 def test_title(info):
     """A test as the reports name it: its title without the module prefix."""
-    name = info["name"]
-    prefix = f"{info['module']}: "
+    return title_of(info["name"], info["module"])
+
+
+def title_of(name, module):
+    """A results.json test name (``module: title``) without its module prefix."""
+    name, prefix = as_text(name), f"{module}: "
     return name[len(prefix):] if name.startswith(prefix) else name
 
 

@@ -14,7 +14,7 @@ import dataclasses
 from autograder import active_assignment
 from autograder.i18n import render
 from autograder.i18n import text as t
-from autograder.class_reports.class_report import module_columns
+from autograder.class_reports.class_report import module_columns, title_of
 from autograder.class_reports.vocabulary import listed
 from autograder.reports.html_page import esc, esc_block
 from autograder.reports.safe_text import markdown_code, markdown_text
@@ -50,9 +50,7 @@ def group(rows):
         for module, entry in diagnosis.items():
             if not isinstance(entry, dict):
                 continue
-            test = str(entry.get("test") or "")
-            test = test[len(module) + 2:] if test.startswith(f"{module}: ") else test
-            key = (str(module), _todo(entry.get("todo")), test)
+            key = (str(module), _todo(entry.get("todo")), title_of(entry.get("test"), module))
             found = groups.setdefault(key, Group(*key))
             found.feedback.setdefault(str(entry.get("message") or ""), []).append((index, row.student))
     order = {module: place for place, module in enumerate(module_columns(rows))}

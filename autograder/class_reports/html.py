@@ -161,7 +161,7 @@ def _left_out(rows, lang):
             name = f'<a href="#{anchor(rows.index(row))}">{name}</a>'
         body.append([name, esc(vocabulary.status(row.status, lang), 80),
                      esc(vocabulary.reason(row.reason, lang), 600) or "–"])
-    parts.append(table([t("Folder", lang), t("Status", lang), t("Reason", lang)], body))
+    parts.append(table([t("Folder", lang), t("Status", lang), t("Reason", lang)], body, attrs=' class="stack"'))
     return "\n".join(parts)
 
 

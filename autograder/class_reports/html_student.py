@@ -14,7 +14,7 @@ from autograder.reports import isolation_view
 from autograder.class_reports import vocabulary
 from autograder.class_reports.flags import detail_text, row_flags
 from autograder.judging.results import NO_COMMIT
-from autograder.class_reports.class_report import fmt_number, module_columns, module_of
+from autograder.class_reports.class_report import fmt_number, module_columns, module_of, title_of
 from autograder.reports.html_page import esc, esc_block, severity_badge, table
 
 MAX_FAILED_SHOWN = 40
@@ -87,9 +87,9 @@ def _diagnosis(row, lang):
     for module, entry in diagnosis.items():
         if not isinstance(entry, dict):
             continue
-        items.append(f"<li><code>{esc(module, 60)}</code>: "
-                     + t("fix {todo} first &mdash; shown by {test}", lang,
-                         todo=f"<b>TODO {esc(entry.get('todo'), 10)}</b>", test=f"<i>{esc(entry.get('test'), 300)}</i>")
+        what = t("fix {todo} first &mdash; shown by {test}", lang, todo=f"<b>TODO {esc(entry.get('todo'), 10)}</b>",
+                 test=f"<i>{esc(title_of(entry.get('test'), module), 300)}</i>")
+        items.append("<li>" + t("{name}: {value}", lang, name=f"<code>{esc(module, 60)}</code>", value=what)
                      + f"<pre>{esc_block(entry.get('message'), 3000, 30)}</pre></li>")
     return "<h4>" + t('Diagnosis', lang) + f"</h4><ul>{''.join(items)}</ul>" if items else ""
 
@@ -103,7 +103,9 @@ def _failed(row, lang):
     for test in failed[:MAX_FAILED_SHOWN]:
         points = vocabulary.visibility(test, fmt_number(test.get("score", 0)), fmt_number(test.get("max_score", 0)),
                                        lang)
-        parts.append(f"<p><b>{esc(test.get('name'), 300)}</b> <span class=\"muted\">{esc(points, 100)}</span></p>"
+        name = t("{name}: {value}", lang, name=f"<code>{esc(module_of(test), 60)}</code>",
+                 value=f"<b>{esc(title_of(test.get('name'), module_of(test)), 300)}</b>")
+        parts.append(f"<p>{name} <span class=\"muted\">{esc(points, 100)}</span></p>"
                      f"<pre>{esc_block(test.get('output'), 4000, 40)}</pre>")
     if len(failed) > MAX_FAILED_SHOWN:
         parts.append("<p class=\"muted\">" + t('… {n} more in results.json.', lang, n=len(failed) - MAX_FAILED_SHOWN) + "</p>")
@@ -121,7 +123,8 @@ def _flags(flags, lang):
         return "<p class=\"muted\">" + t('No flags.', lang) + "</p>"
     rows = [[severity_badge(flag.severity, vocabulary.severity(flag.severity, lang)), esc(render(flag.what, lang), 100),
              esc(render(flag.action, lang), 600), esc(detail_text(flag, lang), 600)] for flag in flags]
-    return table([t("Severity", lang), t("Flag", lang), t("What it means, what to do", lang), t("Detail", lang)], rows)
+    return table([t("Severity", lang), t("Flag", lang), t("What it means, what to do", lang), t("Detail", lang)], rows,
+                 attrs=' class="stack"')
 
 
 def _commit(row, lang):

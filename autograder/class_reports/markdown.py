@@ -15,7 +15,7 @@ from autograder.similarity import report_section as similarity_markdown
 from autograder.class_reports import vocabulary
 from autograder.class_reports.class_report import (CHARTS, optional_module, bin_labels, counted, distribution,
                                                    fmt_number, left_out, module_columns, pass_rates, students,
-                                                   summary_stats)
+                                                   summary_stats, test_title)
 from autograder.class_reports.diagnoses import wrong_markdown
 from autograder.class_reports.html import headcount
 from autograder.class_reports.markdown_protection import cell, commits, header, isolation, lab, protection
@@ -118,7 +118,7 @@ def _pass_rates(rows, columns, charts, lang):
     visible, hidden = t("visible test", lang), t("hidden test", lang)
     for key, info, passed, total in sorted(rates, key=lambda r: (r[2] / r[3] if r[3] else 0, r[0])):
         rate = f"{100.0 * passed / total:.0f}%" if total else "–"
-        lines.append(f"| {cell(info['name'])} | {markdown_code(info['module'])} "
+        lines.append(f"| {cell(test_title(info))} | {markdown_code(info['module'])} "
                      f"| {visible if info['visibility'] == 'visible' else hidden} "
                      f"| {info['max_score']:g} | {passed}/{total} | {rate} |")
     return lines + [""]

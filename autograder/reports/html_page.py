@@ -62,6 +62,11 @@ th[data-sort] { cursor: pointer; } th[data-sort]:after { content: " \\2195"; col
   .chart { grid-template-columns: minmax(0, 1fr); gap: 1px 0; }
   .chart .label { text-align: left; margin-top: .4em; }
   nav a { display: inline-block; margin: 0 .8em .3em 0; }
+  /* A table of sentences (class="stack"): each row becomes a block of its cells, one under the other. */
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display: block; width: 100%; }
+  table.stack thead { display: none; }
+  table.stack tr { border: 1px solid var(--line); margin-bottom: .5em; }
+  table.stack td { border: 0; overflow-wrap: anywhere; }
 }
 """
 
