@@ -27,8 +27,7 @@ def _image(title, path):
 
 
 def _header(rows, manifest, lang):
-    lines = ["# " + t("Class report: {title}", lang, title=active_assignment.current().title), "",
-             markdown_text(headcount(rows, lang), 4000)]
+    lines = [markdown_text(headcount(rows, lang), 4000)]   # a paragraph each
     seed = manifest.get("seed")
     if seed is not None:
         lines.append(t("Seed {seed} (every student; re-grading with it reproduces these scores).", lang,
@@ -50,9 +49,10 @@ def _header(rows, manifest, lang):
                             deadline=when))
     for warning in manifest.get("warnings", []):
         lines.append("> " + t("Warning: {warning}", lang, warning=markdown_text(warning)))
-    return lines + ["", t("Every statistic and chart below counts the {n} student(s) graded with work of their "
-                          "own; the folders left out are listed under *Not in the statistics*.", lang,
-                          n=len(counted(rows))), ""]
+    lines.append(t("Every statistic and chart below counts the {n} student(s) graded with work of their own; the "
+                   "folders left out are listed under *Not in the statistics*.", lang, n=len(counted(rows))))
+    return ["# " + t("Class report: {title}", lang, title=active_assignment.current().title), ""] + \
+        [line for paragraph in lines for line in (paragraph, "")]
 
 
 def _distribution(rows, charts, lang, note):
