@@ -1,9 +1,14 @@
 """Open one of our HTML pages in headless Chromium and measure it as a TA's
-browser shows it: does anything overflow the window, how wide is CJK text.
+browser shows it: does anything overflow the window, how wide is CJK text, do
+the bars keep a width.
 
 The page keeps its own Content-Security-Policy; the measuring script is added
 with its hash in that policy (never 'unsafe-inline'), runs after the page's
 own script and writes its findings into the title, which ``--dump-dom`` prints.
+Chromium's window is never narrower than 500 px: a phone's width (390 px) is
+measured in an emulated phone viewport instead (:func:`on_phone`, over the
+DevTools protocol), where the page's media queries and viewport meta apply as
+on a phone.
 """
 import html
 import json
@@ -19,7 +24,14 @@ CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run")
 
-MEASURE = """
+MIN_WINDOW = 500   # Chromium's narrowest window
+
+# Where a script's findings go: the page's title, which the caller reads back.
+REPORT = """
+function report(found) { document.title = JSON.stringify(found); }
+"""
+
+MEASURE = REPORT + """
 (function () {
   var width = window.innerWidth, wide = [];
   var all = document.body.getElementsByTagName('*');
@@ -41,10 +53,22 @@ MEASURE = """
   document.body.removeChild(probe);
   var views = document.querySelectorAll('section.student').length;
   var target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
-  document.title = JSON.stringify({window: width, scroll_width: document.documentElement.scrollWidth,
-                                   wide: wide.slice(0, 20), cjk_width: cjk, views: views,
-                                   target_top: target ? Math.round(target.getBoundingClientRect().top) : null,
-                                   scroll_y: Math.round(window.scrollY)});
+  // Bar charts: every track has a width, every bar with a value has pixels, every value is in the window.
+  var tracks = document.querySelectorAll('.chart .track'), bars = [], flat = [], cut = [];
+  for (var j = 0; j < tracks.length; j++) {
+    var track = tracks[j].getBoundingClientRect(), bar = tracks[j].querySelector('.bar');
+    var value = tracks[j].querySelector('.value').getBoundingClientRect();
+    bars.push(Math.round(track.width));
+    if (parseFloat(bar.style.width) > 0 && bar.getBoundingClientRect().width < 1) { flat.push(j); }
+    if (value.left < 0 || value.right > width + 1) { cut.push(j); }
+  }
+  var table = document.getElementById('students-table');
+  report({window: width, scroll_width: document.documentElement.scrollWidth,
+          wide: wide.slice(0, 20), cjk_width: cjk, views: views,
+          target_top: target ? Math.round(target.getBoundingClientRect().top) : null,
+          scroll_y: Math.round(window.scrollY), tracks: tracks.length,
+          narrowest_track: bars.length ? Math.min.apply(null, bars) : null, flat_bars: flat, cut_values: cut,
+          students_table: table ? [table.scrollWidth, table.parentNode.clientWidth] : null});
 })();
 """
 
@@ -58,7 +82,7 @@ def find_chromium():
 
 
 # Sorts the students table by name, then by total (twice), filters it: what a TA's clicks do.
-CLICKS = """
+CLICKS = REPORT + """
 (function () {
   var head = document.querySelectorAll('#students-table th'), filter = document.getElementById('filter');
   function first(column) { return document.querySelector('#students-table tbody tr').cells[column].textContent; }
@@ -68,8 +92,7 @@ CLICKS = """
   filter.value = 'idle'; filter.dispatchEvent(new Event('input'));
   var shown = Array.prototype.filter.call(document.querySelectorAll('#students-table tbody tr'),
                                           function (row) { return row.style.display !== 'none'; }).length;
-  document.title = JSON.stringify({name: name, high: high, low: low, shown: shown,
-                                   filter_visible: !filter.classList.contains('hidden')});
+  report({name: name, high: high, low: low, shown: shown, filter_visible: !filter.classList.contains('hidden')});
 })();
 """
 
@@ -82,29 +105,41 @@ def _instrumented(text, script):
     return text.replace("</body>", f"<script>{script}</script></body>", 1)
 
 
-def measure(chromium, path, width=1280, height=900, fragment="", script=MEASURE):
-    """Load ``path`` (a file of ours) at ``width`` x ``height``; return what ``script`` found."""
+def _run(chromium, path, width, height, fragment, script, *extra):
+    """Chromium in a ``width`` x ``height`` window on an instrumented copy of ``path``;
+    returns its completed process."""
     with tempfile.TemporaryDirectory(prefix="amp-browser-") as scratch:
         copy = os.path.join(os.path.dirname(path), ".measured-" + os.path.basename(path))
         with open(path, encoding="utf-8") as handle:
-            page = _instrumented(handle.read(), script)
+            page = _instrumented(handle.read(), script) if script else handle.read()
         with open(copy, "w", encoding="utf-8") as handle:
             handle.write(page)
         try:
-            done = subprocess.run([chromium, *FLAGS, f"--user-data-dir={scratch}", f"--window-size={width},{height}",
-                                   "--virtual-time-budget=5000", "--dump-dom", f"file://{copy}{fragment}"],
-                                  capture_output=True, text=True, timeout=120)
+            return subprocess.run([chromium, *FLAGS, f"--user-data-dir={scratch}",
+                                   f"--window-size={width},{height}", *extra, f"file://{copy}{fragment}"],
+                                  capture_output=True, text=True, timeout=180)
         finally:
             os.unlink(copy)
+
+
+def measure(chromium, path, width=1280, height=900, fragment="", script=MEASURE):
+    """Load ``path`` (a file of ours) in a ``width`` x ``height`` viewport; return what ``script`` found."""
+    if width < MIN_WINDOW:
+        return on_phone(chromium, path, width, height, fragment, script)
+    done = _run(chromium, path, width, height, fragment, script, "--virtual-time-budget=5000", "--dump-dom")
     found = re.search(r"<title>(.*?)</title>", done.stdout, re.DOTALL)
     assert found, f"chromium printed no page: {done.stderr[-2000:]}"
     return json.loads(html.unescape(found.group(1)))
 
 
-def screenshot(chromium, path, out, width=1280, height=900):
-    with tempfile.TemporaryDirectory(prefix="amp-browser-") as scratch:
-        subprocess.run([chromium, *FLAGS, f"--user-data-dir={scratch}", f"--window-size={width},{height}",
-                        f"--screenshot={out}", f"file://{path}"], capture_output=True, timeout=120)
+def screenshot(chromium, path, out, width=1280, height=900, fragment=""):
+    """A PNG of ``path`` in a ``width`` x ``height`` viewport (an emulated phone's when narrower
+    than a window can be: the whole page then)."""
+    if width < MIN_WINDOW:
+        on_phone(chromium, path, width, height, fragment, script=REPORT, screenshot_to=out)
+        return
+    _run(chromium, path, width, height, fragment, None, "--hide-scrollbars", "--virtual-time-budget=5000",
+         f"--screenshot={out}")
 
 
 class _DevTools:

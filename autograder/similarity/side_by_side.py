@@ -21,7 +21,7 @@ import functools
 import html
 import pathlib
 
-from autograder.i18n import text as t
+from autograder.i18n import joining, text as t
 from autograder.reports.html_page import page as html_page
 from autograder.reports.safe_text import html_text
 from autograder.similarity import fingerprints
@@ -167,11 +167,8 @@ def _percent(share):
 
 
 def sentences(lang, *parts):
-    """Sentences one after the other: a space between English ones, none between Chinese ones."""
-    joined = ""
-    for part in (part for part in parts if part):
-        joined = t("{first} {second}", lang, first=joined, second=part) if joined else part
-    return joined
+    """Sentences one after the other, as the language joins them (empty parts left out)."""
+    return joining.sentences(parts, lang)
 
 
 def names(members, lang):
