@@ -11,8 +11,8 @@ namespaces; each layer reports what it achieved instead of raising, and
 3. resource limits (memory, CPU time, processes, file size, open files);
 4. Landlock: read-only access to the interpreter and its own module, write
    access to its scratch only, no TCP, no signals or abstract sockets leaving;
-5. the syscall filter (:mod:`syscall_filter`): no new sockets, memfd, ptrace,
-   mounts or namespaces.
+5. the syscall filter (:mod:`syscall_filter`): no new sockets, memfd, IPC,
+   ptrace, mounts or namespaces.
 """
 import os
 import sys
@@ -229,7 +229,8 @@ def confine(config, flags, problems):
 
 
 def memory_words(config, lim, filtered, no_shm):
-    """What bounds the box's memory, in words a TA reads without a manual."""
+    """What bounds the box's memory, in words a TA reads without a manual; what
+    does not hold is said too."""
     if config.get("memory_bound"):  # a cgroup counts everything the box holds
         return config["memory_bound"]
     mib = lim["memory_bytes"] // 2**20
@@ -237,9 +238,15 @@ def memory_words(config, lim, filtered, no_shm):
              f"(no cgroup: the box's total is not one number)"]
     held = [f"{lim['scratch_bytes'] // 2**20} MiB scratch"]
     if filtered:
-        held.append("memfd refused")
+        held.append("memfd, System V and POSIX IPC, socket pairs, epoll, inotify, splice and record locks refused, "
+                    "pipes at 64 KiB")
     if no_shm:
         held.append("no /dev/shm")
     if lim.get("max_open_files"):
         held.append(f"{lim['max_open_files']} more open files")
-    return "; ".join(words + [", ".join(held)])
+    held.append(f"{limits.PENDING_SIGNALS} pending signals and timers")
+    words.append(", ".join(held))
+    if not filtered:
+        words.append("NOT bounded (no syscall filter): memfd, System V shared memory and message queues, "
+                     "socket buffers, record locks")
+    return "; ".join(words)
