@@ -20,6 +20,7 @@ from autograder import active_assignment
 from autograder.i18n import _
 from autograder.sandbox import call_clock, wire
 from autograder.sandbox.boxes import BoxError
+from autograder.sandbox.confine.code_seal import EXIT_SEALED
 
 def disabled_layers():
     """Sandbox layers switched off to test the degraded paths
@@ -240,6 +241,9 @@ class Sandbox:
         except (EOFError, OSError):
             self._charge(clock)
             status = self._exit_status()
+            sealed = self._box.isolation.get("sealed") if self._box is not None else None
+            if sealed and status == f"exit code {EXIT_SEALED}":  # it reached code its guard sealed
+                self._note_delegation([f"{sealed}, reached through raw memory"])
             self.close()
             return Outcome(False, error=StudentError("crash", message=status))
         except wire.WireError as exc:
@@ -249,10 +253,13 @@ class Sandbox:
         self._charge(clock)
         delegation = frame.get("delegation")
         if isinstance(delegation, list):
-            for item in delegation[:20]:
-                if isinstance(item, str) and item[:200] not in self.delegation:
-                    self.delegation.append(item[:200])
+            self._note_delegation(delegation)
         return self._outcome(frame)
+
+    def _note_delegation(self, items):
+        for item in items[:20]:
+            if isinstance(item, str) and item[:200] not in self.delegation:
+                self.delegation.append(item[:200])
 
     def _charge(self, clock):
         self.spent += clock.finish()

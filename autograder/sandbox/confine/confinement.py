@@ -11,13 +11,14 @@ namespaces; each layer reports what it achieved instead of raising, and
 3. resource limits (memory, CPU time, processes, file size, open files);
 4. Landlock: read-only access to the interpreter and its own module, write
    access to its scratch only, no TCP, no signals or abstract sockets leaving;
-5. the syscall filter (:mod:`syscall_filter`): no new sockets, memfd, IPC,
-   ptrace, mounts or namespaces.
+5. where the module's guard asks for it, its machine code sealed (:mod:`code_seal`);
+6. the syscall filter (:mod:`syscall_filter`): no new sockets, memfd, IPC,
+   ptrace, mounts or namespaces (and, after a seal, no new executable memory).
 """
 import os
 import sys
 
-from autograder.sandbox.confine import landlock, limits, minimal_root, namespaces, syscall_filter
+from autograder.sandbox.confine import code_seal, landlock, limits, minimal_root, namespaces, syscall_filter
 
 SYSTEM_READ_ONLY = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
                     "/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/localtime",
@@ -195,9 +196,13 @@ def confine(config, flags, problems):
     # The syscall filter last of all, just before the student's module is imported.
     filtered = False
     if linux and "seccomp" not in config.get("disable", ()):
+        sealed = _seal(config.get("sealed"), fs_confined, problems)
         try:
-            report["syscalls"] = syscall_filter.install()
+            report["syscalls"] = syscall_filter.install(no_new_code=sealed is not None)
             filtered = True
+            if sealed:  # what a box that ends with code_seal.EXIT_SEALED reached
+                report["syscalls"] += f"; sealed: {sealed[0]} ({sealed[1]} functions)"
+                report["sealed"] = sealed[0]
         except OSError as exc:
             problems.append(f"syscall filter: {exc.strerror or exc}")
     elif linux:
@@ -226,6 +231,25 @@ def confine(config, flags, problems):
                                                  f"lower priority (nice {NICE}); no share of its own")
     report["problems"] = problems
     return report
+
+
+def _seal(request, memory_files_read_only, problems):
+    """Seal the code a module's guard names (``{"addresses", "what"}``); returns
+    ``(what, how many functions)``, or None when nothing was sealed.
+    Only worth it under the filter that follows: no new executable memory."""
+    if not request:
+        return None
+    try:
+        count = code_seal.seal(request.get("addresses") or [])
+    except OSError as exc:
+        problems.append(f"code seal ({request.get('what')}): {exc.strerror or exc}; "
+                        "only the guard in the box's own interpreter stands")
+        return None
+    if not memory_files_read_only:  # Landlock keeps /proc/<pid>/mem from being opened for writing
+        problems.append("code seal: no Landlock here, so /proc/<pid>/mem could write the sealed code back")
+    for mapping in code_seal.open_code():
+        problems.append(f"code seal: writable or shared executable memory at {mapping}")
+    return str(request.get("what")), count
 
 
 def memory_words(config, lim, filtered, no_shm):
