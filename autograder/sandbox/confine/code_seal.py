@@ -146,8 +146,8 @@ def _pages(addresses, stub_size, page):
 def seal(addresses):
     """Make each function at ``addresses`` exit the box with :data:`EXIT_SEALED`,
     on pages of its own that no file backs. Returns how many were sealed; raises
-    OSError when that cannot be done here (nothing is half done: a range is
-    swapped in one ``mremap``)."""
+    OSError when that cannot be done here (each range of pages is swapped in
+    one ``mremap``: never a page half written)."""
     stub = _EXIT_STUB.get(architecture())
     if stub is None:
         raise OSError(0, f"no sealing on {platform.machine()}")

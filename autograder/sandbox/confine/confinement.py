@@ -170,6 +170,12 @@ def confine(config, flags, problems):
     limits.apply_limits(lim["memory_bytes"], lim["cpu_seconds"], lim["max_processes"],
                         lim["max_file_bytes"], own_uid=as_root, open_files=lim.get("max_open_files"),
                         nice=0 if cpu_shared else NICE)
+    # A guard's code sealed while /proc can still be read, and only where the filter that
+    # keeps it sealed (no new executable memory) follows.
+    filter_wanted = linux and "seccomp" not in config.get("disable", ()) and syscall_filter.available()
+    sealed = _seal(config.get("sealed"), problems) if filter_wanted else None
+    if sealed:  # what a box that ends with code_seal.EXIT_SEALED reached
+        report["sealed"] = sealed[0]
     # Landlock last: it also forbids the mounts above.
     abi = landlock.abi_version() if linux and "landlock" not in config.get("disable", ()) else 0
     fs_confined = False
@@ -196,19 +202,20 @@ def confine(config, flags, problems):
     # The syscall filter last of all, just before the student's module is imported.
     filtered = False
     if linux and "seccomp" not in config.get("disable", ()):
-        sealed = _seal(config.get("sealed"), fs_confined, problems)
         try:
             report["syscalls"] = syscall_filter.install(no_new_code=sealed is not None)
             filtered = True
-            if sealed:  # what a box that ends with code_seal.EXIT_SEALED reached
+            if sealed:
                 report["syscalls"] += f"; sealed: {sealed[0]} ({sealed[1]} functions)"
-                report["sealed"] = sealed[0]
         except OSError as exc:
             problems.append(f"syscall filter: {exc.strerror or exc}")
     elif linux:
         problems.append("syscall filter: disabled for this run")
     if not filtered:
         report["syscalls"] = "not filtered"
+    if sealed and not (filtered and fs_confined):  # new executable memory, or /proc/<pid>/mem, could undo it
+        problems.append("code seal: " + ("no syscall filter" if not filtered else "no Landlock") +
+                        " here, so the sealed code could be written back")
     if not fs_confined:
         report["fs"] = ("minimal root, read-only" if root is not None
                         else "read-only mounts, grader folders hidden" if own_mounts else "none")
@@ -233,10 +240,11 @@ def confine(config, flags, problems):
     return report
 
 
-def _seal(request, memory_files_read_only, problems):
+def _seal(request, problems):
     """Seal the code a module's guard names (``{"addresses", "what"}``); returns
-    ``(what, how many functions)``, or None when nothing was sealed.
-    Only worth it under the filter that follows: no new executable memory."""
+    ``(what, how many functions)``, or None when nothing was sealed. It holds
+    under the filter that follows (no new executable memory) and Landlock
+    (``/proc/<pid>/mem`` not writable)."""
     if not request:
         return None
     try:
@@ -245,8 +253,6 @@ def _seal(request, memory_files_read_only, problems):
         problems.append(f"code seal ({request.get('what')}): {exc.strerror or exc}; "
                         "only the guard in the box's own interpreter stands")
         return None
-    if not memory_files_read_only:  # Landlock keeps /proc/<pid>/mem from being opened for writing
-        problems.append("code seal: no Landlock here, so /proc/<pid>/mem could write the sealed code back")
     for mapping in code_seal.open_code():
         problems.append(f"code seal: writable or shared executable memory at {mapping}")
     return str(request.get("what")), count
