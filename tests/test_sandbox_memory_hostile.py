@@ -119,7 +119,7 @@ try:
 except OSError:
     pass
 for name, make in (("epoll", lambda: select.epoll()), ("inotify", lambda: libc.inotify_init1(0)),
-                   ("fanotify", lambda: libc.fanotify_init(0, 0))):
+                   ("fanotify", lambda: libc.fanotify_init(0x200, 0))):
     try:
         if make() not in (-1, None):
             FOUND.append(name)
@@ -143,14 +143,12 @@ try:
     FOUND.append("a 1 MiB pipe")
 except OSError:
     pass
-try:
-    os.splice(read_end, write_end, 1, flags=getattr(os, "SPLICE_F_NONBLOCK", 2))
-    FOUND.append("splice")
-except OSError as exc:
-    if exc.errno == errno.EAGAIN:           # a splice that ran and found nothing to move
-        FOUND.append("splice")
-except AttributeError:
-    pass
+with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "{MARK}-locks"), "rb") as handle:
+    try:                                    # file pages pinned in a pipe
+        if os.splice(handle.fileno(), write_end, 4096) > 0:
+            FOUND.append("splice")
+    except (OSError, AttributeError):
+        pass
 os.close(read_end)
 os.close(write_end)
 timers = 0
