@@ -40,10 +40,14 @@ def _probe():
     except OSError as exc:
         answers["socketpair"] = exc.errno
     answers["memfd_create"] = errno_of(libc.memfd_create(b"probe", 0))
-    answers["shmget"] = errno_of(libc.shmget(0, 4096, 0o1600))  # IPC_PRIVATE: removed below if made
-    if answers["shmget"] == 0:
-        libc.shmctl(libc.shmget(0, 4096, 0o1600), 0, None)
-    answers["msgget"] = errno_of(libc.msgget(0, 0o1600))
+    segment = libc.shmget(0, 4096, 0o1600)  # IPC_PRIVATE, removed at once (IPC_RMID) where made
+    answers["shmget"] = errno_of(segment)
+    if segment >= 0:
+        libc.shmctl(segment, 0, None)
+    queue = libc.msgget(0, 0o1600)
+    answers["msgget"] = errno_of(queue)
+    if queue >= 0:
+        libc.msgctl(queue, 0, None)
     with tempfile.TemporaryFile() as handle:
         lock = (ctypes.c_short * 16)(1, 0)  # struct flock: F_WRLCK, SEEK_SET, start 0, len 0 (the whole file)
         answers["fcntl(F_SETLK)"] = errno_of(libc.fcntl(handle.fileno(), 6, lock))
