@@ -21,6 +21,7 @@ from autograder.i18n import _
 from autograder.intake.submitted_text import clean
 from autograder.sandbox import call_clock, wire
 from autograder.sandbox.boxes import BoxError
+from autograder.sandbox.confine.code_seal import EXIT_SEALED
 
 def disabled_layers():
     """Sandbox layers switched off to test the degraded paths
@@ -242,6 +243,9 @@ class Sandbox:
         except (EOFError, OSError):
             self._charge(clock)
             status = self._exit_status()
+            sealed = self._box.isolation.get("sealed") if self._box is not None else None
+            if sealed and status == f"exit code {EXIT_SEALED}":  # it reached code its guard sealed
+                self._note_delegation([f"{sealed}, reached through raw memory"])
             self.close()
             return Outcome(False, error=StudentError("crash", message=status))
         except Exception as exc:  # noqa: BLE001 - whatever the box's bytes make fail is the box's
@@ -264,11 +268,14 @@ class Sandbox:
             raise wire.WireError("the answer was not for this request")
         delegation = frame.get("delegation")
         if isinstance(delegation, list):
-            for item in delegation[:20]:
-                item = clean(item, 200) if isinstance(item, str) else None
-                if item and item not in self.delegation:
-                    self.delegation.append(item)
+            self._note_delegation(delegation)
         return self._outcome(frame)
+
+    def _note_delegation(self, items):
+        for item in items[:20]:
+            item = clean(item, 200) if isinstance(item, str) else None
+            if item and item not in self.delegation:
+                self.delegation.append(item)
 
     def _charge(self, clock, reading=None):
         """Charge the call: the box's time (:mod:`call_clock`), and at least the judge's
