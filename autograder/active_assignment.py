@@ -46,7 +46,8 @@ class Assignment:
     template_parts: str = ""         # what a student template holds besides engine, stubs, suites
     grader_files: tuple = ()         # files outside the package its grader reads (from the repo root)
     student_readme: pathlib.Path = None  # the README of a student's repository
-    similarity: dict = dataclasses.field(default_factory=dict)  # module -> (threshold, min overlap, why)
+    similarity: dict = dataclasses.field(default_factory=dict)  # module -> {min_overlap, why}
+    similarity_public: dict = dataclasses.field(default_factory=dict)  # module -> why its reference is public
     similarity_framework: dict = dataclasses.field(default_factory=dict)  # a module against a package's file
 
     @property
@@ -130,6 +131,7 @@ def load(package):
         grader_files=tuple(getattr(description, "GRADER_FILES", ())),
         student_readme=getattr(description, "STUDENT_README", None),
         similarity=dict(getattr(description, "SIMILARITY", {})),
+        similarity_public=dict(getattr(description, "SIMILARITY_PUBLIC_REFERENCE", {})),
         similarity_framework=dict(getattr(description, "SIMILARITY_FRAMEWORK", {})),
     )
 

@@ -246,20 +246,21 @@ def test_results_json_is_the_single_grade_format(graded_class):
 
 def test_report_markdown(graded_class):
     report = (graded_class["out"] / "report.md").read_text(encoding="utf-8")
-    for heading in ("## Score distribution", "## Modules", "## Per-test pass rates", "## Integrity flags",
-                    "## Crashed, timed out or without a submission", "## Students", "## Re-grading"):
+    for heading in ("## Score distribution", "## Modules", "## What the class got wrong", "## Per-test pass rates",
+                    "## Integrity flags", "## Not in the statistics", "## Students", "## Re-grading"):
         assert heading in report
     for chart in class_report.CHARTS.values():
         assert f"]({chart})" in report
     assert f"Seed `{SEED}`" in report
-    assert "| gina | no submission |" in report
+    assert "| gina | no submission | no submission found:" in report
     assert "| amp-alice | ok |" in report
-    # pass rates are over the four students whose grading completed and who changed the stubs
-    assert "Over the 4 student(s) whose grading completed (1 with no work since the template left out)" in report
+    # every statistic is over the four students whose grading completed and who changed the stubs
+    assert "6 folder(s): 5 student(s), 4 of them in the statistics. Left out: no work since the template: 1. " \
+           "Folders without anything of a student: gina." in report
     assert "| 4/4 | 100% |" in report and "| 3/4 | 75% |" in report
-    assert "| amp-bob | no work since the template |" in report
+    assert "| amp-bob | no work since the template | the modules are the template's stubs |" in report
     page = (graded_class["out"] / "report.html").read_text(encoding="utf-8")
-    assert page.count('<section class="student"') == 6
+    assert page.count('<section class="student"') == 5   # gina: a folder without a submission, no view
 
 
 def test_manifest_records_seed_and_layouts(graded_class):

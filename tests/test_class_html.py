@@ -2,8 +2,9 @@
 here): one self-contained file with a strict policy, a view of every student
 with the diagnosis and failed tests, flags with a severity and an action, a
 "no work since the template" status kept out of pass rates, 10-point bins,
-titles instead of test ids; and, in headless Chromium, a page that fits a
-1,280 px window and renders Chinese."""
+titles instead of test ids; a Chinese page with no English UI word; and, in
+headless Chromium, a page that fits a phone (390 px) and a laptop (1,280 px)
+and renders Chinese."""
 import json
 import re
 
@@ -17,8 +18,10 @@ from autograder.class_reports import flags as class_flags
 from autograder.class_reports.html import SCRIPT
 from autograder.reports.gradescope import write_results
 from autograder.reports.html_page import script_hash
+import class_folders
 from browser import CLICKS, find_chromium, measure
 from helpers import ROOT
+from language_check import english_words, identifiers, markdown_text, page_text
 
 HOSTILE = "<img src=x onerror=alert(1)>王"
 FEEDBACK = "TODO 4：缩放因子错误 </pre><script>alert(1)</script>\nexpected 13, got 12"
@@ -72,7 +75,7 @@ def test_the_page_is_self_contained_and_its_only_script_runs_by_hash(tmp_path):
 def test_every_student_has_a_view_with_what_a_ta_needs(tmp_path):
     page = build(tmp_path)
     views = re.findall(r'<section class="student" id="(student-\d+)">(.*?)</section>', page, re.DOTALL)
-    assert len(views) == 4
+    assert len(views) == 3    # amp-gone holds no submission: listed once, under "Not in the statistics"
     for anchor, _ in views:
         assert f'href="#{anchor}"' in page          # the table links to each view
     hostile = next(body for _, body in views if "onerror" in body)
@@ -81,21 +84,23 @@ def test_every_student_has_a_view_with_what_a_ta_needs(tmp_path):
     assert "edited public test" in hostile and "the grader uses its own copy" in hostile
     assert "code ran NOT CONFINED" in hostile and "no Landlock" in hostile
     assert "<b>2 later commit(s)</b> not counted" in hostile and "abababababab" in hostile
-    gone = next(body for _, body in views if "amp-gone" in body)
-    assert "no submission found" in gone
+    left_out = page.split('id="left-out"')[1].split("<h2")[0]
+    assert "amp-gone" in left_out and "no submission found" in left_out and "amp-gone" not in page.split(
+        'id="views"')[1]
 
 
 def test_no_work_since_the_template_is_a_status_left_out_of_pass_rates(tmp_path):
     page = build(tmp_path)
-    assert "1 no work since the template" in page
-    assert "Over the 2 student(s) whose grading completed; 1 student(s) with no work since the template are left out" \
-        in page
+    assert "4 folder(s): 3 student(s), 2 of them in the statistics. Left out: no work since the template: 1. " \
+           "Folders without anything of a student: amp-gone." in page
+    assert "Every statistic and chart counts the 2 student(s) graded with work of their own" in page
     # amp-ana passed the amp_update test, the hostile student did not: 50 %, not 33 %.
     assert re.search(r"norm title</div><div class=\"track\"><div class=\"bar m-0\" style=\"width:50\.0%\"",
                      page)
     csv_text = (tmp_path / "scores.csv").read_text(encoding="utf-8")
     assert "amp-idle,no work since the template," in csv_text
-    assert "(1 with no work since the template left out)" in (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "| amp-idle | no work since the template | the modules are the template's stubs |" in \
+        (tmp_path / "report.md").read_text(encoding="utf-8")
 
 
 def test_flags_have_a_severity_and_an_action():
@@ -139,7 +144,7 @@ def test_the_page_fits_1280_px_and_renders_chinese_in_chromium(tmp_path, chromiu
     build(tmp_path)
     found = measure(chromium, str(tmp_path / "report.html"))
     assert found["wide"] == [] and found["scroll_width"] <= found["window"], found
-    assert found["views"] == 4
+    assert found["views"] == 3
     # Ten CJK characters at 20 px are about 200 px wide when a CJK font renders them.
     assert 180 <= found["cjk_width"] <= 220, found
 
@@ -161,3 +166,74 @@ def test_the_students_table_sorts_and_filters_under_the_policy(tmp_path, chromiu
     found = measure(chromium, str(tmp_path / "report.html"), script=CLICKS)
     # A to Z: punctuation first, so the hostile name (shown as text, not markup) leads.
     assert found == {"name": HOSTILE, "high": "100", "low": "0", "shown": 1, "filter_visible": True}, found
+
+
+CJK = "\u4e00-\u9fff"
+# An ASCII comma, semicolon, colon or full stop beside Chinese text (Chinese punctuation is wanted there).
+ASCII_PUNCTUATION = re.compile(rf"[{CJK}）][,;:.](?=\s|$|[{CJK}])|[,;:] *[{CJK}]")
+# The stubs' names (``scale``, ``found_inf``): the assignment's Chinese text names them bare.
+CODE = identifiers(*(ROOT / "exercises").glob("*.py"))
+
+
+def _chinese_class(tmp_path):
+    class_folders.build(tmp_path)
+    names = list(class_folders.COUNTED) + list(class_folders.LEFT_OUT) + [class_folders.PROBLEM]
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    # the similarity section is written by autograder/similarity (tests/test_similarity.py checks its language)
+    report = re.sub(r"\n## Similarity\n.*?(?=\n## )", "\n", report, flags=re.DOTALL)
+    return page, report, names
+
+
+def test_every_word_of_a_chinese_class_page_is_chinese(tmp_path):
+    """Statuses, reasons, flags and their details, the filter, the failed tests' visibility,
+    the deadline line, the left-out list: no English UI word outside names, code and numbers."""
+    page, report, names = _chinese_class(tmp_path)
+    shown = page_text(page)
+    assert english_words(shown, names, CODE) == []
+    assert "筛选：姓名、状态、标记" in page and "（公开测试，0/25）" in page and "自模板以来没有作业" in shown
+    assert "受保护文件 .github/workflows/classroom.yml 与模板不同" in shown      # a flag's detail
+    assert "评分未在 900 秒内完成，已被终止" in shown                             # a reason
+    assert not ASCII_PUNCTUATION.findall(shown), ASCII_PUNCTUATION.findall(shown)[:10]
+
+
+def test_every_word_of_a_chinese_report_md_is_chinese(tmp_path):
+    _, report, names = _chinese_class(tmp_path)
+    assert english_words(markdown_text(report), names, CODE) == []
+    assert "# 班级报告" in report and "## 全班错在哪里" in report and "## 未计入统计" in report
+    assert not ASCII_PUNCTUATION.findall(markdown_text(report)), ASCII_PUNCTUATION.findall(markdown_text(report))[:10]
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_chinese_class_page_fits_a_phone_and_a_laptop(tmp_path, chromium, width):
+    """Nothing wider than the window but tables scrolling in their own box; every bar
+    keeps a track and its pixels, every value is on screen; at 1,280 px the students
+    table fits whole (its last column is not cut off)."""
+    class_folders.build(tmp_path)
+    found = measure(chromium, str(tmp_path / "report.html"), width=width)
+    assert found["window"] == width
+    assert found["wide"] == [] and found["scroll_width"] <= width, found
+    assert found["tracks"] >= 10 and found["narrowest_track"] >= 100, found
+    assert found["flat_bars"] == [] and found["cut_values"] == [], found
+    if width == 1280:
+        scrolled, box = found["students_table"]
+        assert scrolled <= box, found
+
+
+def test_every_message_of_the_class_report_has_a_translation():
+    """Every literal id in autograder/class_reports/, found in the code itself: Babel's extractor
+    misses a t() inside an f-string or inside another t()'s arguments, and such an id would then
+    show in English on a Chinese page without tests/test_catalogs.py noticing."""
+    import ast
+
+    from autograder.i18n import catalog
+
+    translated = catalog("zh")
+    missing = []
+    for path in sorted((ROOT / "autograder" / "class_reports").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("t", "_") and node.args \
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                if node.args[0].value not in translated:
+                    missing.append(f"{path.name}:{node.lineno}: {node.args[0].value}")
+    assert missing == []

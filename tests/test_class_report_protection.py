@@ -61,10 +61,10 @@ def test_each_grade_says_how_it_was_protected(tmp_path):
     report = build(tmp_path)
     table = _section(report, "How each grade was protected")
     assert "| amp-ana | confined | uid 1934567890 of its own | 0 | yes (self-reported) | commit `0123456789ab` |" in table
-    assert "| amp-bo\\|b | **NOT CONFINED** | uid 0 \\| root | 1 | – | the folder as it is (not a git repository) |" in table
+    assert "| amp-bo\\|b | **NOT CONFINED** | uid 0 \\| root | 1 | – | the folder as it is: not a git repository, so no deadline could be checked |" in table
     assert "| amp-cy | – | – | 0 | – | nothing (no commit before the deadline) |" in table
     assert "| amp-dee | – | – | 0 | – | nothing (the repository could not be read) |" in table
-    isolation = _section(report, "Isolation")
+    isolation = _section(report, "Isolation of the students' code")
     assert "This machine's probe box, before grading: isolation: fs=Landlock ABI 6" in isolation
     assert "| amp-bo\\|b | no Landlock on this kernel |" in isolation
     assert "Confined: 1 of 5 student(s); not confined: 1; a record that does not say (check by hand): 1; " \
@@ -77,7 +77,7 @@ def test_graded_commits_section_and_csv_columns(tmp_path):
     assert "Deadline `2026-12-15T23:59:00+08:00`: each repository was graded at the last commit" in report
     commits = _section(report, "Graded commits")
     assert "| amp-ana | ok | `0123456789ab` | 2026-12-15T22:10:05+08:00 | – | 2 | `fedcba987654` | 1 |" in commits
-    assert "| amp-bo\\|b | ok | not a git repository: graded as it is |" in commits
+    assert "| amp-bo\\|b | ok | not a git repository: graded as it is, no deadline could be checked |" in commits
     assert "| amp-cy | no commit before deadline | none before the deadline | – | – | 3 |" in commits
     assert "| amp-dee | crashed | – (not read) |" in commits
     assert "- amp-ana: 1 symbolic link(s) in the commit were not exported" in commits

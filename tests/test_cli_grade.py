@@ -115,7 +115,7 @@ def test_spawn_sandbox_grades_the_same(tmp_path):
     import sys
 
     done = grade("--submission", "solutions", "--results", str(tmp_path / "r.json"), "--seed", "77", "--quiet",
-                 env={"AUTOGRADER_SANDBOX": "spawn"})
+                 "--allow-unconfined", env={"AUTOGRADER_SANDBOX": "spawn"})
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "r.json").read_text())
     if os.name == "posix" and os.geteuid() == 0 and not _reachable_by_others(sys.executable):
@@ -126,6 +126,21 @@ def test_spawn_sandbox_grades_the_same(tmp_path):
             assert all("could not be used" in output for output in outputs[1:])
     else:
         assert results["score"] == 100
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="elsewhere spawning is the only path")
+def test_spawn_sandbox_on_linux_refuses_to_grade_unconfined_unless_allowed(tmp_path):
+    """AUTOGRADER_SANDBOX=spawn gives workers rlimits only; as grade-many does for a class,
+    grade then refuses (exit 2) with results that say why, and runs no student code."""
+    marker = tmp_path / "ran"
+    make_submission(tmp_path / "sub", {"amp_update": f"open({str(marker)!r}, 'w').close()\n"})
+    done = grade("--submission", str(tmp_path / "sub"), "--results", str(tmp_path / "r.json"), "--quiet",
+                 env={"AUTOGRADER_SANDBOX": "spawn"})
+    assert done.returncode == 2, done.stderr
+    assert "--allow-unconfined" in done.stderr
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert results["score"] == 0 and "AUTOGRADER_SANDBOX=spawn" in results["tests"][0]["output"]
+    assert not marker.exists()
 
 
 def test_shadowing_modules_in_the_repository_root_are_ignored(tmp_path):

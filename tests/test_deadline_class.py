@@ -138,7 +138,10 @@ def test_the_commit_at_the_deadline_reaches_the_grader(tmp_path, monkeypatch):
     assert "Deadline `2026-12-15T23:59:00+08:00`" in report and "## Graded commits" in report
     assert f"| early-good | ok | `{shas['early-good'][0][:12]}` | 2026-12-14T20:00:00+08:00 |" in report
     assert "| late-only | no commit before deadline | none before the deadline |" in report
-    assert "| plain | ok | not a git repository: graded as it is |" in report
+    assert "| plain | ok | not a git repository: graded as it is, no deadline could be checked |" in report
+    # every output says it: scores.csv and run.json too
+    assert plain["reason"] == "not a git repository: graded as it is; no deadline could be checked"
+    assert manifest["students"]["plain"]["reason"] == plain["reason"]
     assert {name: state(root / name) for name in shas} == before  # nothing of the students' changed
 
     # --only re-grades one student with the recorded deadline, and keeps the others' rows

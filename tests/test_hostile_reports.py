@@ -230,10 +230,10 @@ def test_class_report_survives_odd_results_and_escapes_student_text(tmp_path):
     text, written = _write_class(tmp_path)
     headings = [line for line in text.split("\n") if line.startswith("#")]
     assert headings == ["# Class report: Mixed Precision Backward", "## Score distribution", "## Modules",
-                        "## Per-test pass rates (lowest first)", "## Integrity flags", "## Similarity",
-                        "## Isolation", "## How each grade was protected",
-                        "## Optional credit: `gpu_lab` (self-reported)", "## Crashed, timed out or without a submission",
-                        "## Students", "## Re-grading"]
+                        "## What the class got wrong", "## Per-test pass rates (lowest first)",
+                        "## Integrity flags", "## Similarity", "## Isolation of the students' code",
+                        "## How each grade was protected", "## Optional credit: `gpu_lab` (self-reported)",
+                        "## Not in the statistics", "## Students", "## Re-grading"]
     assert unescaped(text.replace("![Score distribution](", "").replace("![Mean score per module](", "")
                      .replace("![Per-test pass rates](", ""), "<[") == []
     assert not re.search(r"https?://|www\.|\w@\w", text)
@@ -262,7 +262,7 @@ def test_class_report_structure_parsed(tmp_path):
     assert not {"html_block", "html_inline", "link_open"} & set(types)
     images = [token.attrs.get("src") for token in tokens if token.type == "image"]
     assert set(images) <= set(class_report.CHARTS.values())
-    assert types.count("heading_open") == 12
+    assert types.count("heading_open") == 13
 
 
 def test_students_table_has_one_row_per_student(tmp_path):

@@ -61,13 +61,13 @@ HONEST = {
     "compile of re and torch": "import re\nimport torch\npattern = re.compile('x')\nfast = torch.compile\n",
     "student's own helpers": "def getsource(x):\n    return x\n\ndef compile(x):\n    return x\n\ncompile(getsource(1))\n",
     "foreach ops": "import torch\ntorch._foreach_mul_([torch.ones(1)], 0.5)\n",
+    "getattr on its own objects": ("class S:\n    def get(self, name):\n        return getattr(self, name)\n"
+                                   "def state(optimizer, key):\n    return getattr(optimizer, key, None)\n"),
+    "a docstring naming /proc": '"""Reads nothing under /proc/self; plain arithmetic."""\nx = 1\n',
 }
 
 UNCERTAIN = {
-    "getattr with a runtime name": "import torch\nname = input()\ns = getattr(torch.amp, name)\n",
-    "import_module with a runtime name": "import importlib, sys\nm = importlib.import_module(sys.argv[1])\n",
     "attribute of an unknown object": "def make(module):\n    return module.GradScaler('cpu')\n",
-    "sys.modules with a runtime key": "import sys\nm = sys.modules[input()]\n",
     "inspect on an unknown object": "import inspect\ndef show(x):\n    return inspect.getsource(x)\n",
     "an annotation": "import torch\ndef load(self, other: torch.amp.GradScaler) -> 'GradScaler':\n    pass\n",
 }
@@ -96,6 +96,24 @@ REVIEW = {
     "find_spec": "import importlib.util\nspec = importlib.util.find_spec('torch')\n",
     "importlib.resources": "from importlib import resources\nfiles = resources.files('torch')\n",
     "spec_from_file_location": "import importlib.util\nspec = importlib.util.spec_from_file_location('g', 'x.py')\n",
+    # issue 37: the guard found through the process's memory, names fetched at run time
+    "getattr with a runtime name": "import torch\nname = input()\ns = getattr(torch.amp, name)\n",
+    "getattr on torch with a runtime name": "import torch\ndef op(name):\n    return getattr(torch.ops.aten, name)\n",
+    "getattr on any module": "import math\nf = getattr(math, input())\n",
+    "a module's __dict__ with a runtime key": "import torch\nf = vars(torch)[input()]\n",
+    "import_module with a runtime name": "import importlib, sys\nm = importlib.import_module(sys.argv[1])\n",
+    "__import__ of a decoded name": "m = __import__(bytes.fromhex('746f726368').decode())\n",
+    "sys.modules with a runtime key": "import sys\nm = sys.modules[input()]\n",
+    "sys.modules.get": "import sys\nm = sys.modules.get('torch')\n",
+    "sys.modules bound to a name": "import sys\nget = sys.modules.get\n",
+    "sys.modules walked": "import sys\nfor name in list(sys.modules):\n    pass\n",
+    "ctypes": "import ctypes\ndata = ctypes.string_at(id(1), 8)\n",
+    "ctypes from sys.modules": "import sys\nc = sys.modules.get('ct' + 'ypes')\n",
+    "_ctypes": "from _ctypes import PyObj_FromPtr\n",
+    "/proc/self/maps": "with open('/proc/self/maps') as f:\n    text = f.read()\n",
+    "/proc assembled": "path = '/pr' + 'oc/' + 'self/mem'\n",
+    "/proc/<pid>/mem in an f-string": "import os\npath = f'/proc/{os.getpid()}/mem'\n",
+    "/proc joined": "import os\npath = os.path.join('/proc', 'self', 'maps')\n",
 }
 
 
@@ -146,7 +164,7 @@ def test_hostile_source_cannot_break_or_bloat_the_check():
     deep = "import torch\nx = torch" + ".a" * 20000 + "\n"
     assert [f.kind for f in scan(deep)] == ["uncertain"]
     for wide in ("f\"{'a':>99999999}\"", "'{0:{1}}'.format('a', 99999999)", "'%99999999s' % 'a'"):
-        assert [f.kind for f in scan(f"import torch\nx = getattr(torch, {wide})\n")] == ["uncertain"]
+        assert [f.kind for f in scan(f"import torch\nx = getattr(torch, {wide})\n")] == ["review"]
 
 
 def _honest_sources():
@@ -227,11 +245,21 @@ def test_tamper_sign_holds_module_2_for_review(grade_dir):
 
 
 def test_uncertain_lookup_is_flagged_and_keeps_the_points(grade_dir):
-    source = _helper("        name = type(self).__name__[:0]\n        return getattr(torch.amp, name or 'autocast')\n")
+    source = _helper("        return type(self).GradScaler\n")
     report = grade_dir({"loss_scaler": source}, seed=34, modules=("loss_scaler",))
     tests, score, total = _scaler(report)
     assert score == total, [f"{t.test_id}: {t.output}" for t in tests if not t.passed]
-    assert any("getattr(torch.amp" in flag and "no points taken" in flag for flag in report.flags)
+    assert any("attribute GradScaler" in flag and "no points taken" in flag for flag in report.flags)
+
+
+def test_a_module_searched_by_a_computed_name_holds_module_2_for_review(grade_dir):
+    """Issue 37's round: names fetched through sys.modules and a computed getattr."""
+    source = _helper("        import sys\n        name = type(self).__name__[:0]\n"
+                     "        return getattr(sys.modules.get('torch'), name or 'autocast')\n")
+    report = grade_dir({"loss_scaler": source}, seed=35, modules=("loss_scaler",))
+    tests, score, _total = _scaler(report)
+    assert score == 0
+    assert "held at 0 until the course staff have reviewed it" in tests[0].output
 
 
 def test_review_hold_speaks_both_languages_and_spares_other_modules():

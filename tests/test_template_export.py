@@ -87,7 +87,7 @@ def test_template_leaks_no_solution_and_no_hidden_test(export):
     template, _ = export
     present = files(template)
     for forbidden in ("solutions/", "tests/", "tools/", ".github/template/", ".github/workflows/ci.yml",
-                      "autograder/assignment/hidden/test_"):
+                      "autograder/assignment/hidden/test_", "autograder/assignment/similarity_calibration.json"):
         assert not any(path.startswith(forbidden) for path in present), forbidden
     assert not any("__pycache__" in path or path.endswith(".pyc") for path in present)
     assert [p for p in present if p.startswith("autograder/assignment/hidden/")] == ["autograder/assignment/hidden/README.md"]

@@ -1,54 +1,120 @@
-"""Re-run the similarity calibration: score the independent correct solutions of
-tests/data/honest_fills.py (put into the current stubs) against each other and
-write autograder/assignment/similarity_calibration.json, which the class report quotes
-("k of n honest pairs reach the threshold"). Run it after the stubs or the
-thresholds change; tests/test_similarity.py fails while the file is stale.
+"""Re-run the similarity calibration from the honest set: the independent correct
+solutions of tests/data/honest_similarity/ (one file per author, put into the current
+stubs by tests/honest.py) and the reference solutions.
+
+Per module (autograder.similarity.calibration): the thresholds (for pairs of students
+and against the reference), what honest solutions reach when they were not learned
+from, a check on held-out authors (every third author by name), and the passages that
+honest solutions write alike, which the check leaves out. Written to
+autograder/assignment/similarity_calibration.json. Also printed, not stored: how
+disguised copies (tests/disguise.py) of each honest author and of the reference score.
+
+Re-run it whenever the stubs (exercises/), the reference solutions or the honest set
+change; tests/test_similarity.py fails while the file is stale. Exits 1 when a held-out
+author reaches a threshold (the set, or the margin, needs a look).
 
     python tools/calibrate_similarity.py [--check]
 """
 import json
-import pathlib
 import sys
-import tempfile
+import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from autograder.similarity import pairs as similarity  # noqa: E402
+from autograder.similarity import calibration, convergence, fingerprints, pairs as similarity  # noqa: E402
+from disguise import disguise  # noqa: E402
 import honest  # noqa: E402
 
 
-def calibrate(solutions):
-    """How independent correct solutions (``{author: folder}``) score against each
-    other and against the reference solution, per module."""
-    found = {}
-    for module in similarity.MODULES:
-        texts = {author: similarity.read_module(folder, module) for author, folder in solutions.items()}
-        texts = {author: text for author, text in texts.items() if text is not None}
-        stub = similarity.read_module(similarity.TEMPLATE_DIR, module) or ""
-        reference = similarity.read_module(similarity.REFERENCE_DIR, module) or ""
-        pairs = similarity.compare_module(texts, stub, reference)
-        against = similarity.compare_with_reference(texts, reference, stub) if reference else []
-        policy, to_reference = similarity.POLICIES[module], similarity.REFERENCE_POLICIES[module]
-        found[module] = {
-            "solutions": len(texts), "pairs": len(pairs), "threshold": policy.threshold,
-            "reached": sum(1 for pair in pairs if similarity.flagged(pair, policy)),
-            "max_score": round(max((pair.score for pair in pairs), default=0.0), 4),
-            "reference_threshold": to_reference.threshold,
-            "reference_max_score": round(max((pair.similarity_a for pair in against), default=0.0), 4),
-            "reference_reached": sum(1 for pair in against
-                                     if similarity.flagged(pair, to_reference, pair.similarity_a))}
-    return found
+def held_out(names):
+    """The authors kept out of the thresholds: every third one by name."""
+    return sorted(names)[2::3]
+
+
+def honest_texts(module):
+    stub = similarity.read_module(similarity.TEMPLATE_DIR, module) or ""
+    return stub, {author: honest.module_text(space, module, stub) for author, space in honest.authors().items()}
 
 
 def measure():
-    with tempfile.TemporaryDirectory(prefix="amp-calibration-") as scratch:
-        return {"version": 1, "source": "tests/data/honest_fills.py on the current exercises/",
-                "modules": calibrate(honest.write_class(scratch))}
+    modules = {}
+    for module in similarity.MODULES:
+        stub, texts = honest_texts(module)
+        reference = similarity.read_module(similarity.REFERENCE_DIR, module) or ""
+        modules[module] = calibration.calibrate(texts, stub, reference, module in similarity.ASSIGNMENT.similarity_public,
+                                                held_out(texts))
+    return {"version": 2, "k": fingerprints.K, "modules": modules,
+            "source": f"tests/data/honest_similarity ({len(honest.authors())} authors) on the current exercises/"}
+
+
+def disguised(measured):
+    """``{module: (lowest score of a disguised copy of an honest author, of the reference)}``."""
+    found = {}
+    for module, entry in measured["modules"].items():
+        stub, texts = honest_texts(module)
+        reference = similarity.read_module(similarity.REFERENCE_DIR, module) or ""
+        boilerplate = similarity.module_boilerplate(module, stub, reference, measured["modules"])
+        copies = [calibration.score(disguise(text), text, boilerplate)[0] for text in texts.values()]
+        of_reference = None if entry["reference"] != "compared" else \
+            calibration.score(disguise(reference), reference, boilerplate)[0]
+        found[module] = (min(copies), of_reference)
+    return found
+
+
+def framework(measured):
+    """How close the honest set (each author not learned from) and the reference come to the
+    framework's file of the installed package: printed only, it changes with the package."""
+    settings = similarity.FRAMEWORK
+    path, version = similarity.framework_source() if settings else (None, "")
+    if path is None:
+        return ""
+    module = settings["module"]
+    stub, texts = honest_texts(module)
+    other = path.read_text(encoding="utf-8", errors="replace")
+    reference = similarity.read_module(similarity.REFERENCE_DIR, module) or ""
+    texts = dict(texts, **({"the reference": reference} if reference else {}))
+    found = []
+    for author, text in texts.items():
+        rest = [value for name, value in texts.items() if name != author]
+        boilerplate = convergence.boilerplate(stub, convergence.dictated_kgrams(rest, stub))
+        found.append((calibration.score(text, other, boilerplate), author))
+    (best, overlap), author = max(found)
+    return (f"{module} against {settings['label']} ({settings['package']} {version}): threshold "
+            f"{settings['threshold']:.2f}; highest {best:.4f} ({author}, {overlap} characters), each author "
+            "not learned from")
+
+
+def summary(measured):
+    lines = [framework(measured)]
+    for module, (copy, of_reference) in disguised(measured).items():
+        entry = measured["modules"][module]
+        lines.append(f"{module}: pairs threshold {entry['threshold']:.2f}; honest max {entry['max_score']:.4f} "
+                     f"(leave two out, {entry['pairs']} pairs), held out max {entry['held_out_max_score']:.4f} "
+                     f"({entry['held_out_pairs']} pairs); disguised copies of the honest authors: at least {copy:.4f}")
+        if entry["reference"] == "compared":
+            lines.append(f"  reference threshold {entry['reference_threshold']:.2f}; honest max "
+                         f"{entry['reference_max_score']:.4f}, held out max {entry['reference_held_out_max_score']:.4f}; "
+                         f"disguised copy of the reference: {of_reference:.4f}")
+        else:
+            lines.append(f"  reference: {entry['reference']} (not compared)")
+    return "\n".join(lines)
+
+
+def failures(measured):
+    problems = []
+    for module, entry in measured["modules"].items():
+        if entry["held_out_reached"]:
+            problems.append(f"{module}: {entry['held_out_reached']} held-out pair(s) reach {entry['threshold']:.2f}")
+        if entry.get("reference_held_out_reached"):
+            problems.append(f"{module}: {entry['reference_held_out_reached']} held-out author(s) reach the "
+                            f"reference threshold {entry['reference_threshold']:.2f}")
+    return problems
 
 
 def main(argv):
-    text = json.dumps(measure(), indent=2, sort_keys=True) + "\n"
+    measured = measure()
+    text = json.dumps(measured, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     if "--check" in argv:
         current = similarity.CALIBRATION.read_text(encoding="utf-8") if similarity.CALIBRATION.exists() else ""
         if current != text:
@@ -56,8 +122,11 @@ def main(argv):
             return 1
         return 0
     similarity.CALIBRATION.write_text(text, encoding="utf-8")
-    print(text, end="")
-    return 0
+    print(summary(measured))
+    problems = failures(measured)
+    for problem in problems:
+        print(f"held-out check failed: {problem}")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

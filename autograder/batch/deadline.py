@@ -182,7 +182,7 @@ def take_snapshot(student_dir, student, spec, workdir, also_latest=False):
     record = {"deadline": iso(spec.when, spec.when), "source": spec.source}
     kind = git_snapshot.has_repository(student_dir)
     if kind is None:
-        record.update(source=WORKING_TREE, note="not a git repository: the folder was graded as it is")
+        record.update(source=WORKING_TREE, note="not a git repository: graded as it is; no deadline could be checked")
         return Snapshot(record)
     if kind == "odd":
         return Snapshot(record, status=CRASHED,

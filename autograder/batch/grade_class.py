@@ -43,7 +43,7 @@ from autograder.batch.jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULT
                                    _score_of, _write_report, kill_tree,
                                    add_extra_data, sweep_orphans, wait_for_any, zero_report)
 from autograder.batch.plan import locate_submission  # noqa: F401  (batch.locate_submission, as before)
-from autograder.batch.plan import plan_students, record_latest_scores, safe_write
+from autograder.batch.plan import plan_students, record_latest_scores, safe_write, settle_entries
 from autograder.batch.progress import Progress
 from autograder.judge_process import interrupts
 from autograder.judging import grading_area
@@ -241,6 +241,7 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
     finally:
         if deadline is not None:
             record_latest_scores(output_dir, entries)
+        settle_entries(entries)
     return entries
 
 

@@ -15,6 +15,7 @@ from autograder import locations
 from autograder import active_assignment
 from autograder.intake import safe_files
 from autograder.batch.jobs import NO_SUBMISSION, OK, RESULTS, _write_report, add_extra_data, zero_report
+from autograder.judging.results import NO_WORK, NO_WORK_REASON
 
 LATEST = "latest"   # DIR/<student>/latest/: the branch head, graded beside, never counted
 MAX_RESULTS_BYTES = 16 * 2**20
@@ -194,6 +195,25 @@ def _job_for(folder, student, entry, extra, make_job, out_dir, seed, bar, snapsh
     job.lang = entry["lang"] = feedback_language(submission, layout, lang)
     job.entry, job.extra = entry, extra
     return job
+
+
+NO_DEADLINE_REASON = "not a git repository: graded as it is; no deadline could be checked"
+
+
+def settle_entries(entries):
+    """The statuses a finished batch records: a grade of the template's stubs is
+    ``no work since the template`` (the one word run.json, scores.csv and the
+    reports use), and a folder graded as it is in a deadline run says that no
+    deadline could be checked for it."""
+    from autograder.batch.deadline import WORKING_TREE
+
+    for entry in entries.values():
+        if entry.get("status") == OK and entry.get("unchanged_stubs") is True:
+            entry.update(status=NO_WORK, reason=entry.get("reason") or NO_WORK_REASON)
+        record = entry.get("submission_commit")
+        if entry.get("status") in (OK, NO_WORK) and isinstance(record, dict) and record.get("source") == WORKING_TREE \
+                and NO_DEADLINE_REASON not in (entry.get("reason") or ""):
+            entry["reason"] = "; ".join(part for part in (entry.get("reason"), NO_DEADLINE_REASON) if part)
 
 
 def record_latest_scores(output_dir, entries):

@@ -17,9 +17,8 @@ import re
 import statistics
 
 from autograder import active_assignment
-from autograder.judging.results import STATUSES
+from autograder.judging.results import CLASS_STATUSES, CRASHED, NO_COMMIT, NO_SUBMISSION, NO_WORK, NO_WORK_REASON, OK
 from autograder.intake import safe_files
-from autograder.class_reports.flags import NO_WORK
 from autograder.reports.safe_text import as_text, csv_cell
 from autograder.reports.tidy import UNKNOWN_MODULE, number, text_list
 
@@ -34,7 +33,7 @@ CHARTS = {
 def optional_module():
     return active_assignment.current().optional_module
 MAX_RESULTS_BYTES = 16 * 1024 * 1024
-STATUS_ORDER = STATUSES
+STATUS_ORDER = CLASS_STATUSES
 # With --deadline: which commit was graded (extra_data.submission_commit), before seed/flags/reason.
 COMMIT_COLUMNS = ("commit", "committed_at", "pushed_at", "later_commits", "latest_commit", "latest_total")
 
@@ -69,8 +68,10 @@ class Row:
     def __init__(self, student, entry, data):
         self.student = student
         self.entry = entry
-        self.status = entry.get("status", "ok")
-        self.reason = entry.get("reason", "")
+        self.status = entry.get("status", OK)
+        if self.status == OK and entry.get("unchanged_stubs") is True:  # run.json of an older grader
+            self.status = NO_WORK
+        self.reason = entry.get("reason", "") or (NO_WORK_REASON if self.status == NO_WORK else "")
         self.data = _dict(data)
         tests = self.data.get("tests")
         self.tests = [t for t in tests if isinstance(t, dict)] if isinstance(tests, list) else []
@@ -91,16 +92,32 @@ class Row:
             score, maximum = modules.get(module, (0.0, 0.0))
             modules[module] = (score + number(test.get("score")), maximum + number(test.get("max_score")))
         self.modules = modules
-        # Graded, but the modules are the template's stubs: counted as 0, kept out of pass rates.
-        self.no_work = self.status == "ok" and entry.get("unchanged_stubs") is True
+
+    @property
+    def no_work(self):
+        """Graded, but the modules are the template's stubs: 0, and kept out of every statistic."""
+        return self.status == NO_WORK
 
     @property
     def graded(self):
-        return self.status == "ok"
+        """The grading completed: the results hold the tests (the template's stubs' too)."""
+        return self.status in (OK, NO_WORK)
+
+    @property
+    def counted(self):
+        """In the class's statistics: graded, with work of the student's own."""
+        return self.status == OK
+
+    @property
+    def folder_only(self):
+        """A folder of ROOT with nothing of a student in it: no submission files, or a
+        repository without a single commit (a late student's repository has commits)."""
+        later = self.commit.get("later_commits")
+        return self.status == NO_SUBMISSION or (self.status == NO_COMMIT and not later)
 
     @property
     def shown_status(self):
-        return NO_WORK if self.no_work else self.status
+        return self.status
 
 
 def load_rows(output_dir, manifest):
@@ -112,8 +129,8 @@ def load_rows(output_dir, manifest):
             data = json.loads(safe_files.read_text(str(path), MAX_RESULTS_BYTES))
         except (OSError, ValueError, RecursionError):
             data = None
-            if entry.get("status", "ok") == "ok":
-                entry = dict(entry, status="crashed", reason=f"{student}/results.json is missing or unreadable")
+            if entry.get("status", OK) in (OK, NO_WORK):
+                entry = dict(entry, status=CRASHED, reason=f"{student}/results.json is missing or unreadable")
         rows.append(Row(student, entry, data))
     return rows
 
@@ -193,8 +210,10 @@ def render_csv(rows, columns):
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["student", "status", "total", "max_score"] + modules + [key for key, _ in columns]
                     + (list(COMMIT_COLUMNS) if with_commits else []) + ["seed", "flags", "reason"])
+    full_marks = assignment_max(rows)
     for row in rows:
-        cells = [csv_cell(row.student), csv_cell(row.shown_status), fmt_number(row.total), fmt_number(row.max_score)]
+        maximum = full_marks if full_marks is not None else row.max_score
+        cells = [csv_cell(row.student), csv_cell(row.status), fmt_number(row.total), fmt_number(maximum)]
         for module in modules:
             if module in row.modules:
                 cells.append(fmt_number(row.modules[module][0]))
@@ -212,8 +231,28 @@ def render_csv(rows, columns):
 
 # -- statistics --------------------------------------------------------------------------------
 def counted(rows):
-    """The students a pass rate counts: graded, and with some work of their own."""
-    return [row for row in rows if row.graded and not row.no_work]
+    """The students every statistic counts (pass rates, distribution, means, charts):
+    graded, with work of their own. The rest is listed once with its reason."""
+    return [row for row in rows if row.counted]
+
+
+def left_out(rows):
+    """Every folder the statistics leave out, in the order of the statuses."""
+    return sorted((row for row in rows if not row.counted),
+                  key=lambda row: (STATUS_ORDER.index(row.status) if row.status in STATUS_ORDER else len(STATUS_ORDER),
+                                   row.student))
+
+
+def students(rows):
+    """The rows that are students (the folders without anything of a student are not)."""
+    return [row for row in rows if not row.folder_only]
+
+
+def assignment_max(rows):
+    """The assignment's full marks in this run: what a completed grade says (every
+    graded student has the same), None where nobody was graded."""
+    found = [row.max_score for row in rows if row.graded and row.max_score]
+    return max(found) if found else None
 
 
 def pass_rates(rows, columns):
@@ -231,14 +270,14 @@ BIN_WIDTH = 10
 
 
 def distribution(rows):
-    """``(edges, counts)`` over 0..100 in 10-point bins: bin i holds
+    """``(edges, counts)`` over 0..100 in 10-point bins, of the counted students: bin i holds
     edges[i] <= total < edges[i + 1], the top bin is closed (90..100 holds 100;
     the optional lab credit may lift a total above 100: it lands there too)."""
     top = max([row.max_score for row in rows if row.graded] + [100.0])
     top = BIN_WIDTH * math.ceil(top / BIN_WIDTH)
     edges = list(range(0, int(top) + 1, BIN_WIDTH))
     counts = [0] * (len(edges) - 1)
-    for row in rows:
+    for row in counted(rows):
         counts[min(len(counts) - 1, max(0, int(row.total // BIN_WIDTH)))] += 1
     return edges, counts
 
@@ -253,19 +292,35 @@ def bin_labels(edges):
 
 def test_title(info):
     """A test as the reports name it: its title without the module prefix."""
-    name = info["name"]
-    prefix = f"{info['module']}: "
+    return title_of(info["name"], info["module"])
+
+
+def title_of(name, module):
+    """A results.json test name (``module: title``) without its module prefix."""
+    name, prefix = as_text(name), f"{module}: "
     return name[len(prefix):] if name.startswith(prefix) else name
 
 
 def summary_stats(rows):
+    """Mean, median... over the counted students ({} when there is none)."""
+    rows = counted(rows)
     totals = [row.total for row in rows]
     if not totals:
         return {}
     core_max = max([sum(x for m, (_, x) in row.modules.items() if m != optional_module())
-                    for row in rows if row.graded] or [0.0])
+                    for row in rows] or [0.0])
     return {"students": len(totals), "mean": statistics.fmean(totals), "median": statistics.median(totals),
             "stdev": statistics.pstdev(totals) if len(totals) > 1 else 0.0,
             "min": min(totals), "max": max(totals), "core_max": core_max,
-            "full": sum(1 for row in rows if row.graded and core_max and row.total >= core_max),
+            "full": sum(1 for row in rows if core_max and row.total >= core_max),
             "zero": sum(1 for total in totals if total == 0)}
+
+
+def module_means(rows):
+    """``{module: mean % of the module}`` over the counted students who have it."""
+    means = {}
+    for module in module_columns(rows):
+        fractions = [row.modules[module][0] / row.modules[module][1] for row in counted(rows)
+                     if module in row.modules and row.modules[module][1]]
+        means[module] = 100.0 * statistics.fmean(fractions) if fractions else 0.0
+    return means

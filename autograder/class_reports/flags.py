@@ -11,12 +11,12 @@ import dataclasses
 import re
 
 from autograder import active_assignment
-from autograder.i18n import _
+from autograder.i18n import _, render
 from autograder.reports import isolation_view
+from autograder.class_reports.vocabulary import recognised
 
 HIGH, MEDIUM, LOW, INFO = "high", "medium", "low", "info"
 SEVERITIES = (HIGH, MEDIUM, LOW, INFO)
-NO_WORK = "no work since the template"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Flag:
     severity: str
     what: object   # a short name of the kind of flag (an i18n message)
     action: object  # what it means for the grade and what to check next (an i18n message)
-    detail: str = ""   # the flag's own text (may name student files: escape it)
+    detail: object = ""   # the flag's own text (may name student files: escape it), or a message
 
     @property
     def rank(self):
@@ -59,6 +59,31 @@ _TAMPER_RULES = (
 )
 
 
+# The tamper flags' own sentences (autograder.intake.integrity), for a reader of another language.
+_DETAILS = (
+    (r"(?P<path>.+?) shadows a module or hooks into Python/pytest start-up; remove it \(the grader must import the "
+     r"real packages\)", _("{path} shadows a module or hooks into Python/pytest start-up; remove it (the grader must "
+                           "import the real packages)")),
+    (r"protected file (?P<path>.+) differs from the template", _("protected file {path} differs from the template")),
+    (r"protected file (?P<path>.+) is missing", _("protected file {path} is missing")),
+    (r"(?P<path>.+) is not part of the template \(new file in a protected folder\)",
+     _("{path} is not part of the template (new file in a protected folder)")),
+    (r"(?P<path>.+): a compiled file that does not match its source \(Python would run it instead of the source\)",
+     _("{path}: a compiled file that does not match its source (Python would run it instead of the source)")),
+    (r"(?P<path>.+) is missing: the repository's integrity cannot be checked",
+     _("{path} is missing: the repository's integrity cannot be checked")),
+    (r"(?P<path>.+) is missing or unreadable", _("{path} is missing or unreadable")),
+    (r"(?P<path>.+) differs from the course's manifest", _("{path} differs from the course's manifest")),
+)
+
+
+def detail_text(flag, lang):
+    """A flag's own text in ``lang`` where its shape is known, else as it is."""
+    if not isinstance(flag.detail, str):
+        return render(flag.detail, lang)
+    return recognised(flag.detail, _DETAILS, lang) if flag.detail and lang != "en" else flag.detail
+
+
 def tamper_flag(text):
     """A tamper flag's text as a :class:`Flag`."""
     for pattern, severity, what, action in _TAMPER_RULES:
@@ -80,8 +105,8 @@ def row_flags(row, partners=()):
                           problems))
     if row.no_work:
         flags.append(Flag(INFO, _("no work since the template"),
-                          _("The modules are the template's stubs: nothing to grade, left out of the pass rates. "
-                            "Check that the student pushed to the right repository."), ""))
+                          _("The modules are the template's stubs: nothing to grade, left out of every statistic and "
+                            "chart. Check that the student pushed to the right repository."), ""))
     later = row.commit.get("later_commits")
     if isinstance(later, int) and not isinstance(later, bool) and later > 0:
         flags.append(Flag(INFO, _("work after the deadline"),
@@ -94,11 +119,14 @@ def row_flags(row, partners=()):
                           _("The {module} record is consistent and plausible, not proven. Ask for a re-run if the "
                             "numbers look copied.", module=active_assignment.current().optional_module), ""))
     for partner in partners:
-        strong = bool(partner.get("framework")) or str(partner.get("other", "")).startswith("solutions/")
+        # The check's own severity (one rule for classmates and references); older results: by kind.
+        strong = partner.get("severity") == HIGH if partner.get("severity") in (HIGH, MEDIUM) else \
+            bool(partner.get("framework")) or str(partner.get("other", "")).startswith("solutions/")
         flags.append(Flag(HIGH if strong else MEDIUM, _("similar code"),
                           _("Read the side-by-side page before acting: a score above the threshold is a reason "
                             "to look, never proof."),
-                          f"{partner.get('module')}: {partner.get('other')} ({partner.get('score', 0):.2f})"))
+                          _("{module}: {other} ({score})", module=str(partner.get("module")),
+                            other=str(partner.get("other")), score=f"{partner.get('score', 0):.2f}")))
     return sorted(flags, key=lambda flag: flag.rank)
 
 

@@ -6,19 +6,30 @@ filterable by a small inline script allowed by its hash; without script it is
 sorted by total), and a view per student (:mod:`autograder.class_reports.html_student`).
 Built from the same rows as ``report.md`` (:mod:`autograder.class_reports.class_report`).
 """
+import collections
 import html
-import statistics
 
 from autograder import active_assignment
 from autograder.reports import colours
 from autograder.i18n import text as t
 from autograder.reports import isolation_view
-from autograder.class_reports.flags import NO_WORK, row_flags, worst
+from autograder.class_reports import vocabulary
+from autograder.class_reports.diagnoses import wrong_html
+from autograder.class_reports.flags import row_flags, worst
 from autograder.class_reports.html_student import anchor, partners_of, similarity_link, student_view
 from autograder.class_reports.class_report import (optional_module, STATUS_ORDER, bin_labels, counted,
-                                                   distribution, fmt_number, module_columns, pass_rates,
-                                                   summary_stats, test_title)
+                                                   distribution, fmt_number, left_out, module_columns,
+                                                   module_means, pass_rates, students, summary_stats, test_title)
 from autograder.reports.html_page import bar_chart, esc, page, severity_badge, table
+
+# The class page's own pieces (the frame's style is autograder.reports.html_page's).
+STYLE = """
+/* On a phone the students table keeps readable columns and scrolls inside its box. */
+#students-table { min-width: 50em; }
+.similar { min-width: 8em; max-width: 16em; overflow-wrap: anywhere; }
+.wrong { border-left: 4px solid var(--line); padding: .1em 0 .1em .8em; margin: 1em 0; }
+.wrong h3 { overflow-wrap: anywhere; } .wrong .feedback p { margin: .4em 0 .2em; }
+"""
 
 # Sorting and filtering of the students table; no student text is ever put in here.
 SCRIPT = """
@@ -55,36 +66,36 @@ SCRIPT = """
 
 
 def _header(rows, manifest, lang):
-    counts = {status: sum(1 for row in rows if row.status == status) for status in STATUS_ORDER}
-    idle = sum(1 for row in rows if row.no_work)
-    context = [t("{n} student(s)", lang, n=len(rows))] + [f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s]]
-    if idle:
-        context.append(f"{idle} {NO_WORK}")
-    parts = ["<h1>" + t('Class report: {title}', lang, title=active_assignment.current().title) + "</h1>",
-             "<nav><a href=\"#glance\">" + t('At a glance', lang) + "</a><a href=\"#students\">" + t('Students', lang) + "</a>"
-             "<a href=\"#similarity\">" + t('Similarity', lang) + "</a><a href=\"similarity/index.html\">"
-             + t('All similarity pairs', lang) + "</a></nav>",
-             f"<p>{html.escape(', '.join(context))}.</p>"]
+    parts = ["<h1>" + t("Class report: {title}", lang, title=active_assignment.current().title) + "</h1>",
+             "<nav><a href=\"#glance\">" + t("At a glance", lang) + "</a><a href=\"#wrong\">"
+             + t("What the class got wrong", lang) + "</a><a href=\"#students\">" + t("Students", lang) + "</a>"
+             "<a href=\"#similarity\">" + t("Similarity", lang) + "</a><a href=\"similarity/index.html\">"
+             + t("All similarity pairs", lang) + "</a></nav>",
+             f"<p>{esc(headcount(rows, lang), 2000)}</p>"]
     seed = manifest.get("seed")
     if seed is not None:
-        parts.append("<p>" + t('Seed {seed} (every student).', lang, seed=f'<code>{esc(seed, 40)}</code>') + "</p>")
+        parts.append("<p>" + t("Seed {seed} (every student).", lang, seed=f"<code>{esc(seed, 40)}</code>") + "</p>")
     if manifest.get("shard"):
-        parts.append("<p class=\"note\">" + t('Shard {shard} of the class only.', lang, shard=esc(manifest['shard'], 20)) + "</p>")
+        parts.append("<p class=\"note\">" + t("Shard {shard} of the class only.", lang, shard=esc(manifest["shard"], 20))
+                     + "</p>")
     if manifest.get("visible_only"):
-        parts.append("<p class=\"note\">" + t('Visible tests only: hidden tests were not run.', lang) + "</p>")
+        parts.append("<p class=\"note\">" + t("Visible tests only: hidden tests were not run.", lang) + "</p>")
     deadline = manifest.get("deadline")
     if isinstance(deadline, dict) and deadline.get("deadline"):
-        parts.append("<p>" + t("Deadline {deadline} ({source} time).", lang,
-                               deadline=f"<code>{esc(deadline['deadline'], 60)}</code>",
-                               source=esc(deadline.get("source", "committed"), 20)) + "</p>")
+        when = f"<code>{esc(deadline['deadline'], 60)}</code>"
+        parts.append("<p>" + (t("Deadline {deadline}, by the time each commit was pushed.", lang, deadline=when)
+                              if deadline.get("source") == "pushed" else
+                              t("Deadline {deadline}, by the time each commit was made (its committer time).", lang,
+                                deadline=when)) + "</p>")
     for warning in manifest.get("warnings", []) or []:
-        parts.append("<p class=\"note\">" + t('Run warning: {warning}', lang, warning=esc(warning, 1000)) + "</p>")
+        parts.append("<p class=\"note\">" + t("Run warning: {warning}", lang, warning=esc(warning, 1000)) + "</p>")
     return "\n".join(parts)
 
 
 def _glance(rows, columns, lang):
     stats = summary_stats(rows)
-    parts = ["<h2 id=\"glance\">" + t('The class at a glance', lang) + "</h2>"]
+    parts = ["<h2 id=\"glance\">" + t("The class at a glance", lang) + "</h2>",
+             "<p class=\"muted\">" + over_whom(rows, lang) + "</p>"]
     if stats:
         parts.append(table([t("Students", lang), t("Mean", lang), t("Median", lang), t("Std dev", lang),
                             t("Min", lang), t("Max", lang), t("Full marks", lang), t("Zero", lang)],
@@ -92,32 +103,65 @@ def _glance(rows, columns, lang):
                              f"{stats['stdev']:.1f}", f"{stats['min']:g}", f"{stats['max']:g}", str(stats["full"]),
                              str(stats["zero"])]], numeric=tuple(range(8))))
     edges, counts = distribution(rows)
-    parts.append("<h3>" + t('Score distribution (students per 10 points)', lang) + "</h3>")
+    parts.append("<h3>" + t("Score distribution (students per 10 points)", lang) + "</h3>")
     peak = max(counts + [1])
     parts.append(bar_chart([(html.escape(label), count, "") for label, count in zip(bin_labels(edges), counts)],
                            maximum=peak, unit=""))
-    parts.append("<h3>" + t('Mean score per module (% of the module)', lang) + "</h3>")
-    graded = counted(rows)
+    parts.append("<h3>" + t("Mean score per module (% of the module)", lang) + "</h3>")
     items = []
-    for module in module_columns(rows):
-        fractions = [row.modules[module][0] / row.modules[module][1] for row in graded
-                     if module in row.modules and row.modules[module][1]]
-        mean = 100.0 * statistics.fmean(fractions) if fractions else 0.0
+    for module, mean in module_means(rows).items():
         note = " " + t("(optional)", lang) if module == optional_module() else ""
         items.append((f"<code>{html.escape(module)}</code>{note}", mean, f"m-{colours.key(module)}"))
     parts.append(bar_chart(items))
-    idle = sum(1 for row in rows if row.no_work)
-    over = t("Over the {n} student(s) whose grading completed", lang, n=len(graded))
-    if idle:
-        over += "; " + t("{n} student(s) with no work since the template are left out", lang, n=idle)
-    parts.append("<h3>" + t('Pass rate per test, lowest first', lang) + f"</h3><p class=\"muted\">{over}. "
-                 + t('Colour: the module.', lang) + "</p>")
+    parts.append("<h3>" + t("Pass rate per test, lowest first", lang) + "</h3><p class=\"muted\">"
+                 + t("Colour: the module.", lang) + "</p>")
     rates = sorted(pass_rates(rows, columns), key=lambda r: (r[2] / r[3] if r[3] else 0, r[0]))
     hidden = t("(hidden test)", lang)
     parts.append(bar_chart([(esc(test_title(info), 200) + (f" <span class=\"muted\">{hidden}</span>"
                                                           if info["visibility"] == "hidden" else ""),
                              100.0 * passed / total if total else 0.0, f"m-{colours.key(info['module'])}")
                             for key, info, passed, total in rates]))
+    return "\n".join(parts)
+
+
+def headcount(rows, lang):
+    """How many folders, how many students, who is in the statistics and who is not."""
+    shown = students(rows)
+    others = [row for row in rows if row.folder_only]
+    text = [t("{folders} folder(s): {students} student(s), {counted} of them in the statistics.", lang,
+              folders=len(rows), students=len(shown), counted=len(counted(rows)))]
+    by_status = collections.Counter(row.status for row in shown if not row.counted)
+    if by_status:
+        which = [t("{status}: {n}", lang, n=by_status[status], status=vocabulary.status(status, lang))
+                 for status in STATUS_ORDER if by_status[status]]
+        text.append(t("Left out: {which}.", lang, which=vocabulary.listed(which, lang)))
+    if others:
+        text.append(t("Folders without anything of a student: {names}.", lang,
+                      names=vocabulary.listed([row.student for row in others], lang)))
+    return vocabulary.sentences(text, lang)
+
+
+def over_whom(rows, lang):
+    """Whom every statistic and chart counts."""
+    return t("Every statistic and chart counts the {n} student(s) graded with work of their own; the folders left "
+             "out are listed under {link}.", lang, n=len(counted(rows)),
+             link="<a href=\"#left-out\">" + t("Not in the statistics", lang) + "</a>")
+
+
+def _left_out(rows, lang):
+    """Each folder the statistics leave out, once, with its status and reason."""
+    out = left_out(rows)
+    parts = ["<h2 id=\"left-out\">" + t("Not in the statistics", lang) + "</h2>"]
+    if not out:
+        return parts[0] + "<p>" + t("Every folder was graded with work of its own.", lang) + "</p>"
+    body = []
+    for row in out:
+        name = esc(row.student, 200)
+        if not row.folder_only:
+            name = f'<a href="#{anchor(rows.index(row))}">{name}</a>'
+        body.append([name, esc(vocabulary.status(row.status, lang), 80),
+                     esc(vocabulary.reason(row.reason, lang), 600) or "–"])
+    parts.append(table([t("Folder", lang), t("Status", lang), t("Reason", lang)], body, attrs=' class="stack"'))
     return "\n".join(parts)
 
 
@@ -130,24 +174,33 @@ def _students(rows, partners, lang):
                                                                6 + len(modules)])
     body = []
     for index, row in sorted(enumerate(rows), key=lambda item: (-item[1].total, item[1].student)):
+        if row.folder_only:
+            continue
         mine = partners.get(row.student, [])
         flags = row_flags(row, mine)
         severity = worst(flags)
-        cells = [f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>', esc(row.shown_status, 60),
-                 f"{fmt_number(row.total)}"]
+        cells = [f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>',
+                 esc(vocabulary.status(row.status, lang), 60), f"{fmt_number(row.total)}"]
         cells += [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
         later = row.commit.get("later_commits")
-        cells += [(severity_badge(severity), 4 - flags[0].rank if flags else 0),
-                  str(len(flags)), "; ".join(esc(other, 120) for other in dict.fromkeys(p["other"] for p in mine)),
+        cells += [(severity_badge(severity, vocabulary.severity(severity, lang)), 4 - flags[0].rank if flags else 0),
+                  str(len(flags)), _similar(mine, lang),
                   str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
-                  esc(isolation_view.status_word(row.isolation), 30)]
+                  esc(vocabulary.confinement(isolation_view.status_word(row.isolation), lang), 30)]
         body.append(cells)
     sortable = table(header, body, numeric=numeric, attrs=' id="students-table"', sortable=True)
-    return ("<h2 id=\"students\">" + t('Students', lang) + "</h2><p class=\"muted\">"
-            + t('Click a column to sort; the name opens the student view.', lang) + "</p>"
+    placeholder = t("filter: name, status, flag…", lang)
+    label = t("filter the students", lang)
+    return ("<h2 id=\"students\">" + t("Students", lang) + "</h2><p class=\"muted\">"
+            + t("Click a column to sort; the name opens the student view.", lang) + "</p>"
             "<input id=\"filter\" class=\"hidden\" type=\"search\" "
-            f"placeholder=\"{html.escape(t('filter: name, status, flag…', lang))}\" "
-            f"aria-label=\"{html.escape(t('filter the students', lang))}\">" + sortable)
+            f"placeholder=\"{html.escape(placeholder)}\" aria-label=\"{html.escape(label)}\">" + sortable)
+
+
+def _similar(partners, lang):
+    """The students table's cell: who this student's flagged matches are with (wraps in its column)."""
+    others = vocabulary.clauses([esc(other, 120) for other in dict.fromkeys(p["other"] for p in partners)], lang)
+    return f'<div class="similar">{others}</div>' if others else ""
 
 
 def _similarity(similarity, lang):
@@ -195,8 +248,9 @@ def _similarity(similarity, lang):
 def render_html(rows, columns, manifest, similarity=None, lang="en"):
     partners = partners_of(similarity)
     views = "\n".join(student_view(index, row, rows, partners.get(row.student, []), lang)
-                      for index, row in enumerate(rows))
-    body = "\n".join([_header(rows, manifest, lang), _glance(rows, columns, lang), _students(rows, partners, lang),
-                      _similarity(similarity, lang), "<h2 id=\"views\">" + t('Every student', lang) + "</h2>", views])
+                      for index, row in enumerate(rows) if not row.folder_only)
+    body = "\n".join([_header(rows, manifest, lang), _glance(rows, columns, lang), wrong_html(rows, lang),
+                      _students(rows, partners, lang), _left_out(rows, lang), _similarity(similarity, lang),
+                      "<h2 id=\"views\">" + t("Every student", lang) + "</h2>", views])
     return page(t("Class report: {title}", lang, title=active_assignment.current().title), body, lang=lang,
-                script=SCRIPT)
+                script=SCRIPT, style=STYLE)

@@ -11,8 +11,10 @@ import html
 from autograder.i18n import render
 from autograder.i18n import text as t
 from autograder.reports import isolation_view
-from autograder.class_reports.flags import row_flags
-from autograder.class_reports.class_report import fmt_number, module_columns, module_of
+from autograder.class_reports import vocabulary
+from autograder.class_reports.flags import detail_text, row_flags
+from autograder.judging.results import NO_COMMIT
+from autograder.class_reports.class_report import fmt_number, module_columns, module_of, title_of
 from autograder.reports.html_page import esc, esc_block, severity_badge, table
 
 MAX_FAILED_SHOWN = 40
@@ -44,22 +46,30 @@ def partners_of(similarity):
             for me in members:
                 others = [m for m in members if m != me]
                 found.setdefault(me, []).append({"module": module, "other": ", ".join(map(str, others)),
-                                                 "score": _score(pair.get("score")), "page": pair.get("page")})
+                                                 "score": _score(pair.get("score")), "page": pair.get("page"),
+                                                 "severity": pair.get("severity")})
     references = similarity.get("solution_reference") if isinstance(similarity.get("solution_reference"), dict) else {}
     for module, data in references.items():
         for row in (data.get("matches", []) if isinstance(data, dict) else []) or []:
-            if isinstance(row, dict) and row.get("flagged") is True:
-                found.setdefault(row.get("student"), []).append(
+            for me in _matched(row):
+                found.setdefault(me, []).append(
                     {"module": module, "other": f"solutions/{module}.py", "score": _score(row.get("score")),
-                     "page": row.get("page")})
+                     "page": row.get("page"), "severity": row.get("severity")})
     torch = similarity.get("torch_reference") if isinstance(similarity.get("torch_reference"), dict) else {}
     for row in torch.get("matches", []) or []:
-        if isinstance(row, dict) and row.get("flagged") is True:
-            found.setdefault(row.get("student"), []).append(
+        for me in _matched(row):
+            found.setdefault(me, []).append(
                 {"module": str(torch.get("label", "framework")), "framework": True,
                  "other": str(torch.get("reference", "")).split(" (")[0], "score": _score(row.get("score")),
-                 "page": row.get("page")})
+                 "page": row.get("page"), "severity": row.get("severity")})
     return found
+
+
+def _matched(row):
+    """The students of a flagged match with one file (every student who handed in that code)."""
+    if not isinstance(row, dict) or row.get("flagged") is not True:
+        return []
+    return row.get("members") if isinstance(row.get("members"), list) else [row.get("student")]
 
 
 def _score(value):
@@ -85,9 +95,9 @@ def _diagnosis(row, lang):
     for module, entry in diagnosis.items():
         if not isinstance(entry, dict):
             continue
-        items.append(f"<li><code>{esc(module, 60)}</code>: "
-                     + t("fix {todo} first &mdash; shown by {test}", lang,
-                         todo=f"<b>TODO {esc(entry.get('todo'), 10)}</b>", test=f"<i>{esc(entry.get('test'), 300)}</i>")
+        what = t("fix {todo} first &mdash; shown by {test}", lang, todo=f"<b>TODO {esc(entry.get('todo'), 10)}</b>",
+                 test=f"<i>{esc(title_of(entry.get('test'), module), 300)}</i>")
+        items.append("<li>" + t("{name}: {value}", lang, name=f"<code>{esc(module, 60)}</code>", value=what)
                      + f"<pre>{esc_block(entry.get('message'), 3000, 30)}</pre></li>")
     return "<h4>" + t('Diagnosis', lang) + f"</h4><ul>{''.join(items)}</ul>" if items else ""
 
@@ -99,9 +109,11 @@ def _failed(row, lang):
     parts = ["<details><summary>" + t("{count} with the feedback the student read", lang,
                                       count="<b>" + t('{n} failed test(s)', lang, n=len(failed)) + "</b>") + "</summary>"]
     for test in failed[:MAX_FAILED_SHOWN]:
-        visibility = "hidden" if test.get("visibility") != "visible" else "visible"
-        parts.append(f"<p><b>{esc(test.get('name'), 300)}</b> <span class=\"muted\">({visibility}, "
-                     f"{fmt_number(test.get('score', 0))}/{fmt_number(test.get('max_score', 0))})</span></p>"
+        points = vocabulary.visibility(test, fmt_number(test.get("score", 0)), fmt_number(test.get("max_score", 0)),
+                                       lang)
+        name = t("{name}: {value}", lang, name=f"<code>{esc(module_of(test), 60)}</code>",
+                 value=f"<b>{esc(title_of(test.get('name'), module_of(test)), 300)}</b>")
+        parts.append(f"<p>{name} <span class=\"muted\">{esc(points, 100)}</span></p>"
                      f"<pre>{esc_block(test.get('output'), 4000, 40)}</pre>")
     if len(failed) > MAX_FAILED_SHOWN:
         parts.append("<p class=\"muted\">" + t('… {n} more in results.json.', lang, n=len(failed) - MAX_FAILED_SHOWN) + "</p>")
@@ -109,15 +121,18 @@ def _failed(row, lang):
 
 
 def _grader_note(row, lang):
-    return f"<p><b>{esc(row.status, 60)}</b>: {esc(row.reason, 600) or t('no reason recorded', lang)}</p>"
+    reason = esc(vocabulary.reason(row.reason, lang), 600) or t("no reason recorded", lang)
+    return "<p>" + t("{name}: {value}", lang, name=f"<b>{esc(vocabulary.status(row.status, lang), 60)}</b>",
+                     value=reason) + "</p>"
 
 
 def _flags(flags, lang):
     if not flags:
         return "<p class=\"muted\">" + t('No flags.', lang) + "</p>"
-    rows = [[severity_badge(flag.severity), esc(render(flag.what, lang), 100), esc(render(flag.action, lang), 600),
-             esc(flag.detail, 600) if flag.detail else ""] for flag in flags]
-    return table([t("Severity", lang), t("Flag", lang), t("What it means, what to do", lang), t("Detail", lang)], rows)
+    rows = [[severity_badge(flag.severity, vocabulary.severity(flag.severity, lang)), esc(render(flag.what, lang), 100),
+             esc(render(flag.action, lang), 600), esc(detail_text(flag, lang), 600)] for flag in flags]
+    return table([t("Severity", lang), t("Flag", lang), t("What it means, what to do", lang), t("Detail", lang)], rows,
+                 attrs=' class="stack"')
 
 
 def _commit(row, lang):
@@ -126,23 +141,25 @@ def _commit(row, lang):
         return t("the folder as it is (no deadline)", lang)
     sha = commit.get("sha")
     if not sha:
-        return (t("the folder as it is (not a git repository)", lang) if commit.get("source") == "working tree"
-                else t("nothing (no commit before the deadline)", lang) if row.status == "no commit before deadline"
+        return (t("the folder as it is: not a git repository, so no deadline could be checked", lang)
+                if commit.get("source") == "working tree"
+                else t("nothing (no commit before the deadline)", lang) if row.status == NO_COMMIT
                 else t("nothing (the repository could not be read)", lang))
     text = t("commit {sha}, committed {when}", lang, sha=f"<code>{esc(str(sha)[:12], 12)}</code>",
              when=esc(commit.get("committed_at"), 40))
     if commit.get("pushed_at"):
         text += t(", pushed {when}", lang, when=esc(commit.get("pushed_at"), 40))
+    parts = [text]
     later = commit.get("later_commits")
     if isinstance(later, int) and later:
-        text += "; " + t("{later} not counted", lang, later="<b>" + t('{n} later commit(s)', lang, n=later) + "</b>")
+        parts.append(t("{later} not counted", lang, later="<b>" + t("{n} later commit(s)", lang, n=later) + "</b>"))
     latest = commit.get("latest") if isinstance(commit.get("latest"), dict) else {}
     if latest.get("sha"):
         score = latest.get("score")
-        text += "; " + t("latest {sha}", lang, sha=f"<code>{esc(str(latest['sha'])[:12], 12)}</code>")
-        if isinstance(score, (int, float)):
-            text += " " + t("would score {score}", lang, score=fmt_number(score))
-    return text
+        shown = f"<code>{esc(str(latest['sha'])[:12], 12)}</code>"
+        parts.append(t("latest {sha} would score {score}", lang, sha=shown, score=fmt_number(score))
+                     if isinstance(score, (int, float)) else t("latest {sha}", lang, sha=shown))
+    return vocabulary.clauses(parts, lang)
 
 
 def _lab(row, lang):
@@ -150,29 +167,33 @@ def _lab(row, lang):
         return t("no lab record", lang)
     earns = row.lab.get("earns_credit")
     credit = t("yes (self-reported)", lang) if earns is True else (t("no", lang) if earns is False else "?")
-    return f"{credit}; {esc(row.lab.get('summary'), 300)}"
+    return vocabulary.clauses([credit, esc(row.lab.get("summary"), 300)], lang)
 
 
 def _partners(partners, lang):
     if not partners:
         return t("no flagged pair", lang)
-    return "; ".join(t("{module} with {other}", lang, module=esc(p["module"], 40), other=esc(p["other"], 200))
-                     + f" ({p['score']:.2f}) {similarity_link(p.get('page'), lang)}" for p in partners)
+    return vocabulary.clauses([t("{module} with {other} ({score})", lang, module=esc(p["module"], 40),
+                                 other=esc(p["other"], 200), score=f"{p['score']:.2f}")
+                               + " " + similarity_link(p.get("page"), lang) for p in partners], lang)
 
 
 def student_view(index, row, rows, partners, lang="en"):
     """The ``<section>`` of one student; ``partners``: their flagged similarity matches."""
     flags = row_flags(row, partners)
-    word = isolation_view.status_word(row.isolation)
+    word = vocabulary.confinement(isolation_view.status_word(row.isolation), lang)
     problems = "; ".join(isolation_view.problems(row.isolation))
-    facts = [(t("Status", lang), esc(row.shown_status, 60) + (f" &mdash; {esc(row.reason, 400)}" if row.reason else "")),
+    reason = vocabulary.reason(row.reason, lang)
+    facts = [(t("Status", lang), esc(vocabulary.status(row.status, lang), 60)
+              + (f" &mdash; {esc(reason, 400)}" if reason else "")),
              (t("Total", lang), f"{fmt_number(row.total)} / {fmt_number(row.max_score)}"),
              (t("Graded", lang), _commit(row, lang)),
              (t("Confinement", lang), esc(word, 40) + (" " + t("(missing: {problems})", lang, problems=esc(problems, 400))
                                                       if problems else "")),
              (t("Similarity", lang), _partners(partners, lang)),
              (t("Lab credit", lang), _lab(row, lang))]
-    facts_html = "".join(f"<div><b>{name}:</b> {value}</div>" for name, value in facts)
+    facts_html = "".join("<div>" + t("{name}: {value}", lang, name=f"<b>{name}</b>", value=value) + "</div>"
+                         for name, value in facts)
     return (f'<section class="student" id="{anchor(index)}"><h3>{esc(row.student, 200)}</h3>'
             f'<div class="facts">{facts_html}</div>'
             "<h4>" + t('Score per module', lang) + f"</h4>{_modules(row, rows, lang)}{_diagnosis(row, lang)}"

@@ -1,6 +1,7 @@
 """Writing a class's report files: scores.csv, report.md, report.html and the
 charts, all from the same rows (:mod:`autograder.class_reports.class_report`)."""
 import pathlib
+import sys
 
 from autograder.class_reports.charts import start_charts
 from autograder.class_reports.class_report import (CSV_NAME, HTML_NAME, REPORT_NAME, load_rows, render_csv,
@@ -16,17 +17,21 @@ def write_all(output_dir, manifest):
     output_dir.mkdir(parents=True, exist_ok=True)
     rows = load_rows(output_dir, manifest)
     columns = test_columns(rows)
-    pending = start_charts(output_dir, rows, columns)  # drawn meanwhile where there is fork
+    report_lang = manifest.get("report_lang") or "en"
+    shown_columns = columns if report_lang == "en" else test_columns(rows, report_lang)  # titles in its language
+    pending = start_charts(output_dir, rows, shown_columns, report_lang)  # drawn meanwhile where there is fork
+    if pending.note is not None:
+        print(f"class report: {pending.note.render('en')}", file=sys.stderr)
     try:
         csv_path = output_dir / CSV_NAME
         csv_path.write_text(render_csv(rows, columns), encoding="utf-8")
         found = similarity.load_result(output_dir)
         html_path = output_dir / HTML_NAME
-        report_lang = manifest.get("report_lang") or "en"
-        html_columns = columns if report_lang == "en" else test_columns(rows, report_lang)
-        html_path.write_text(render_html(rows, html_columns, manifest, found, lang=report_lang), encoding="utf-8")
+        html_path.write_text(render_html(rows, shown_columns, manifest, found, lang=report_lang), encoding="utf-8")
     finally:
         charts = pending.finish()
     report_path = output_dir / REPORT_NAME  # shows the charts that were drawn
-    report_path.write_text(render_markdown(rows, columns, manifest, charts, found), encoding="utf-8")
+    report_path.write_text(render_markdown(rows, shown_columns, manifest, charts, found, lang=report_lang,
+                                           chart_note=pending.note.render(report_lang) if pending.note else ""),
+                            encoding="utf-8")
     return [csv_path, report_path, html_path] + (list(charts.values()) if charts else [])

@@ -50,6 +50,9 @@ def add_grade_options(parser, lang):
     parser.add_argument("--lang", choices=LANGUAGES, default=None,
                         help=t("language of the feedback (default: [tool.autograder] lang in pyproject.toml, "
                                "or $AUTOGRADER_LANG)", lang))
+    parser.add_argument("--allow-unconfined", action="store_true",
+                        help=t("grade even when AUTOGRADER_SANDBOX=spawn leaves student code unconfined on Linux "
+                               "(the report says so)", lang))
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--quiet", action="store_true", help=t("print only the module totals and the total", lang))
     output.add_argument("--verbose", action="store_true", help=t("print every test with its feedback", lang))
@@ -157,7 +160,13 @@ def missing_requirements():
     return [name for name in ("torch", "pytest", "babel", "rich") if importlib.util.find_spec(name) is None]
 
 
-def usage_problem(submission, lang):
+def usage_problem(submission, lang, allow_unconfined=False):
+    from autograder.sandbox.boxes import spawn_forgoes_confinement
+
+    if spawn_forgoes_confinement() and not allow_unconfined:  # as grade-many refuses an unconfined class
+        return t("AUTOGRADER_SANDBOX=spawn runs student code without this machine's confinement (namespaces, "
+                 "Landlock, the syscall filter): it is for debugging the macOS and Windows path. Unset it to grade, "
+                 "or pass --allow-unconfined to grade anyway (the report will say so).", lang)
     if not submission.is_dir():
         return t("--submission {folder}: no such folder. Run the grader from the repository root (the folder "
                  "holding exercises/ and autograder/), or pass --submission with the folder holding {files}.",
@@ -177,7 +186,7 @@ def run(args):
     submission = pathlib.Path(args.submission or default_submission())
     if args.results is None:
         args.results = default_results(submission)
-    usage_error = usage_problem(submission, args.lang)
+    usage_error = usage_problem(submission, args.lang, args.allow_unconfined)
     if usage_error and missing_requirements():
         # A laptop without the venv: the tables (rich) may be missing too, so
         # only the results file and the message, which need nothing installed.

@@ -21,12 +21,13 @@ import sys
 import tempfile
 import time
 
-from autograder.batch.grade_class import (DEFAULT_TIMEOUT_S, STATUSES, BatchInterrupted, UsageError,
+from autograder.batch.grade_class import (DEFAULT_TIMEOUT_S, BatchInterrupted, UsageError,
                                           discover, parse_shard, release_reserve, run_batch, run_command,
                                           select_shard)
 from autograder.batch.manifest import MANIFEST, _now, merge_manifests, read_manifest, write_manifest
 from autograder import locations
 from autograder.i18n import LANGUAGES, resolve_language
+from autograder.judging.results import CLASS_STATUSES
 from autograder.reports.safe_text import terminal_line
 from autograder.sandbox import environment
 
@@ -230,7 +231,7 @@ def _grade_many(args):
     outputs = write_class_outputs(output_dir, manifest)
     wall = time.monotonic() - started
     counts = collections.Counter(entries[s]["status"] for s in chosen)
-    problems = ", ".join(f"{counts[s]} {s}" for s in STATUSES[1:] if counts[s])
+    problems = ", ".join(f"{counts[s]} {s}" for s in CLASS_STATUSES[1:] if counts[s])
     per = wall / len(chosen) if chosen else 0.0
     print(f"grade-many: graded {len(chosen)} student(s) in {wall:.1f} s ({per:.2f} s each)"
           + (f"; {problems}" if problems else ""), file=sys.stderr)
@@ -251,7 +252,7 @@ def run_similarity(args, output_dir, submissions, shard, warnings):
               "whole class (the grade-class workflow's merge job does)", file=sys.stderr)
         return
     try:
-        result = similarity.run(submissions, output_dir)
+        result = similarity.run(submissions, output_dir, lang=args.report_lang or "en")  # the class page's
     except Exception as exc:  # noqa: BLE001 - an integrity check must not cost the grades
         warnings.append(f"the similarity check failed: {type(exc).__name__}: {exc}")
         return

@@ -1,11 +1,12 @@
-"""``python -m autograder similarity CLASS_DIR --output-dir DIR [--deadline ISO ...]``.
+"""``python -m autograder similarity CLASS_DIR --output-dir DIR [--report-lang zh] [--deadline ISO ...]``.
 
 The similarity check of :mod:`autograder.similarity.pairs` on a class folder laid out
 as for ``grade-many`` (one folder per student), without grading: for a
 sharded run (the grade-class workflow's merge job) or to look again with
-another deadline. Writes ``DIR/similarity/``; when ``DIR`` is a grade-many
-output folder (it has ``run.json``), its ``report.md`` is rebuilt to show it.
-Student code is only read, never run.
+another deadline. Writes ``DIR/similarity/`` in the class page's language
+(``--report-lang``, else what ``DIR/run.json`` recorded, else English); when
+``DIR`` is a grade-many output folder (it has ``run.json``), its ``report.md``
+is rebuilt to show it. Student code is only read, never run.
 """
 import pathlib
 import sys
@@ -16,18 +17,19 @@ from autograder.reports.safe_text import terminal_line
 
 
 def add_parser(subparsers):
-    from autograder.cli.grade_many import add_deadline_arguments
+    from autograder.cli.grade_many import add_deadline_arguments, add_report_lang
 
     parser = subparsers.add_parser(
         "similarity", help="pairwise similarity of the student modules (copydetect), per module",
         description=f"Compare {', '.join(active_assignment.current().files())} across the student "
-                    "folders of CLASS_DIR (template code excluded), each with the reference solution, and a "
-                    "module with a framework's own file where the assignment names one. Writes "
-                    "DIR/similarity/ (similarity.json, index.html, side-by-side pages).")
+                    "folders of CLASS_DIR (template code and what honest solutions write alike excluded), each "
+                    "with the reference solution, and a module with a framework's own file where the assignment "
+                    "names one. Writes DIR/similarity/ (similarity.json, index.html, side-by-side pages).")
     parser.add_argument("root", metavar="CLASS_DIR", help="folder with one sub-folder per student")
     parser.add_argument("--output-dir", "-o", required=True, metavar="DIR")
     parser.add_argument("--top", type=int, default=10, metavar="N",
-                        help="pairs kept per module besides the flagged ones (default 10)")
+                        help="closest other pairs kept per module besides the flagged groups (default 10)")
+    add_report_lang(parser)
     add_deadline_arguments(parser)
     parser.set_defaults(func=run, only=None, also_latest=False)
     return parser
@@ -69,32 +71,51 @@ def _run(args):
     root, output_dir = pathlib.Path(args.root), pathlib.Path(args.output_dir)
     students = [s for s in discover(root) if (root / s).resolve() != output_dir.resolve()]
     spec = deadline_spec(args)
+    manifest = read_manifest(output_dir)
+    lang = args.report_lang or (manifest or {}).get("report_lang") or "en"
     with tempfile.TemporaryDirectory(prefix="amp-similarity-") as workdir:
         submissions = _submissions(root, students, spec, workdir)
-        result = similarity.run(submissions, output_dir, top=args.top)
+        result = similarity.run(submissions, output_dir, top=args.top, lang=lang)
     if result.get("skipped"):
         print(f"similarity: {result['skipped']}", file=sys.stderr)
     else:
         _print_summary(result)
-    manifest = read_manifest(output_dir)
     if manifest is not None:
         from autograder.class_reports import class_report
         from autograder.class_reports import write as class_write
 
         class_write.write_all(output_dir, manifest)
         print(f"wrote {output_dir / class_report.REPORT_NAME}")
+    print(f"wrote {output_dir / similarity.OUTPUT_FOLDER / 'index.html'}")
     print(f"wrote {output_dir / similarity.OUTPUT_FOLDER / similarity.RESULT_NAME}")
     return 0
 
 
+def _line(score, names, flagged, severity=""):
+    from autograder.similarity.display import shown_score
+
+    mark = f"  FLAGGED ({severity})" if flagged else ""
+    return terminal_line(f"  {shown_score(score)}  {names}{mark}", limit=300)
+
+
 def _print_summary(result):
     for module, data in result.get("modules", {}).items():
-        flagged = [pair for pair in data["pairs"] if pair["flagged"]]
-        print(f"{module}: {data['submissions']} submission(s), {len(flagged)} flagged pair(s)")
-        for pair in data["pairs"][:3]:
-            names = " / ".join(str(name) for name in pair.get("members") or [pair["a"], pair["b"]])
-            print(terminal_line(f"  {pair['score']:.2f}  {'identical: ' if pair.get('identical') else ''}{names}"
-                                + ("  FLAGGED" if pair["flagged"] else ""), limit=300))
+        groups = [row for row in data["pairs"] if row["flagged"]]
+        print(f"{module}: {data['submissions']} submission(s), {len(groups)} flagged group(s) "
+              f"(threshold {data['threshold']:.2f})")
+        for row in groups + [row for row in data["pairs"] if not row["flagged"]][:2]:
+            members = row.get("members") or [row["a"], row["b"]]
+            names = (f"{len(members)} students: " if len(members) > 2 else "") + " / ".join(map(str, members))
+            print(_line(row["score"], names, row["flagged"], row.get("severity", "")))
+    for module, data in (result.get("solution_reference") or {}).items():
+        if data.get("public"):
+            print(f"{module} against the reference: not compared (the reference is public)")
+            continue
+        hits = [row for row in data.get("matches", []) if row["flagged"]]
+        print(f"{module} against the reference: {len(hits)} flagged (threshold {data.get('threshold', 0):.2f})")
+        for row in hits:
+            print(_line(row["score"], " / ".join(map(str, row.get("members") or [row["student"]])), True,
+                        row.get("severity", "")))
     torch = result.get("torch_reference")
     if not torch:
         pass
@@ -104,4 +125,5 @@ def _print_summary(result):
         hits = [row for row in torch.get("matches", []) if row["flagged"]]
         print(f"{torch['label']}: {len(hits)} {torch['module']}.py flagged")
         for row in hits:
-            print(terminal_line(f"  {row['score']:.2f}  {row['student']}", limit=300))
+            print(_line(row["score"], " / ".join(map(str, row.get("members") or [row["student"]])), True,
+                        row.get("severity", "")))

@@ -80,7 +80,7 @@ def run(args):
     submission = pathlib.Path(args.submission or cli_grade.default_submission())
     if args.results is None:
         args.results = cli_grade.default_results(submission)
-    usage_error = cli_grade.usage_problem(submission, args.lang)
+    usage_error = cli_grade.usage_problem(submission, args.lang, args.allow_unconfined)
     if usage_error:
         cli_grade.warn(usage_error)
         return 2

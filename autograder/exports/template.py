@@ -46,9 +46,10 @@ IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cache
                                  "train-amp-backward_*", "results.json")
 # The assignment travels on its own (below): the engine's copy leaves it out.
 ENGINE_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cache", "results.json")
-# An assignment's own stubs, reference and hidden suites never travel inside it.
+# An assignment's own stubs, reference and hidden suites never travel inside it, nor the
+# similarity calibration (what honest solutions write alike, a sketch of the answers).
 ASSIGNMENT_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".pytest_cache", "results.json",
-                                            "exercises", "solutions", "hidden")
+                                            "exercises", "solutions", "hidden", "similarity_calibration.json")
 # Markers only this repository's own tests use: a student's pytest never sees them.
 DEVELOPMENT_MARKERS = ("hostile", "slow")
 STUDENT_REQUIREMENTS_HEADER = (

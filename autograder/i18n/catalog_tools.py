@@ -5,7 +5,8 @@ message = first argument) plus the first docstring line of every graded test
 (a test's title is what a student reads as its name). Each id belongs to one
 catalog file, so that people translating different areas never edit the same
 file. The engine's ids go to ``autograder/i18n/locale/<lang>/``: the TA's class
-page to ``class_report.po``, the rest to ``grader.po``. The assignment's go to
+page to ``class_report.po``, the similarity pages to ``similarity.po``, the rest to
+``grader.po``. The assignment's go to
 its own ``locale/<lang>/``: the suites of a module to ``<module>.po``, a
 subpackage of the assignment to ``<subpackage>.po`` (its lab, its conformance
 check), everything else to ``assignment.po``. An id the engine uses stays with
@@ -27,7 +28,8 @@ PACKAGE_DIR = locations.PACKAGE_DIR
 LOCALE_DIR = PACKAGE_DIR / "i18n" / "locale"
 KEYWORDS = {"_": None, "t": None}
 SUITE_DIRS = ("visible", "hidden")
-ENGINE_CLASS_PAGE = ("class_reports",)   # the TA's class page (grade-many --report-lang)
+# Engine folders with a catalog file of their own: the TA's pages (grade-many --report-lang).
+ENGINE_AREAS = {"class_reports": "class_report", "similarity": "similarity"}
 
 
 def assignment():
@@ -49,8 +51,8 @@ def area_of(path):
             return folder, relative.parts[0]
         return folder, "assignment"
     relative = path.relative_to(PACKAGE_DIR)
-    if relative.parts[0] in ENGINE_CLASS_PAGE:
-        return LOCALE_DIR, "class_report"
+    if relative.parts[0] in ENGINE_AREAS:
+        return LOCALE_DIR, ENGINE_AREAS[relative.parts[0]]
     return LOCALE_DIR, "grader"
 
 

@@ -179,6 +179,8 @@ class Names:
                 and len(node.func.args) == 1 and len(node.args) == 1:
             base, name = self.path(node.args[0]), self.text(node.func.args[0])
             return f"{base}.{name}" if base and name else None
+        if func in ("sys.modules.get", "sys.modules.__getitem__", "sys.modules.setdefault") and node.args:
+            return self.text(node.args[0])  # the module of that name, as an import of it
         if func in IMPORTERS and node.args:
             name = self.text(node.args[0])
             if name is None:

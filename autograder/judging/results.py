@@ -8,7 +8,11 @@ from autograder.i18n import text as t
 # What became of one student's grade in a class (grade-many's run.json, the class report).
 OK, CRASHED, TIMED_OUT, NO_SUBMISSION = "ok", "crashed", "timed out", "no submission"
 NO_COMMIT = "no commit before deadline"   # --deadline: nothing of the student's counts yet
-STATUSES = (OK, CRASHED, TIMED_OUT, NO_SUBMISSION, NO_COMMIT)
+STATUSES = (OK, CRASHED, TIMED_OUT, NO_SUBMISSION, NO_COMMIT)   # of a grade (a zero report's too)
+# Graded, but every module is the template's stub as given: a grade of 0 that says nothing about a test.
+NO_WORK = "no work since the template"
+NO_WORK_REASON = "the modules are the template's stubs"
+CLASS_STATUSES = (OK, NO_WORK) + STATUSES[1:]   # run.json, scores.csv and the class report, in this order
 
 
 @dataclass

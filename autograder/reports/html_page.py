@@ -27,10 +27,11 @@ h1 { font-size: 1.6em; margin: .3em 0; } h2 { margin-top: 1.6em; border-bottom: 
 h3 { margin: .2em 0 .4em; overflow-wrap: anywhere; }
 nav a { margin-right: 1em; }
 table { border-collapse: collapse; margin: .5em 0; max-width: 100%; }
-td, th { border: 1px solid var(--line); padding: .25em .55em; text-align: left; vertical-align: top;
+td, th { border: 1px solid var(--line); padding: .25em .5em; text-align: left; vertical-align: top;
          overflow-wrap: break-word; }
-#students-table td:first-child { min-width: 10em; } #students-table th code { font-size: 12px; }
-th { background: #f1f3f4; } td.num, th.num { text-align: right; white-space: nowrap; }
+#students-table td:first-child { min-width: 7em; } #students-table th code { font-size: 12px; overflow-wrap: anywhere; }
+th { background: #f1f3f4; } td.num, th.num { text-align: right; } td.num { white-space: nowrap; }
+/* A table wider than the window scrolls inside its own box, never the page. */
 .scroll { overflow-x: auto; max-width: 100%; }
 pre { background: #f6f8fa; padding: .5em .7em; white-space: pre-wrap; overflow-wrap: anywhere;
       font-size: 13px; line-height: 1.35; margin: .3em 0; max-width: 100%; }
@@ -39,8 +40,10 @@ pre { background: #f6f8fa; padding: .5em .7em; white-space: pre-wrap; overflow-w
        font-size: 12px; padding: 0 .4em; font-weight: 600; }
 .sev-high { background: var(--high); } .sev-medium { background: var(--medium); }
 .sev-low { background: var(--low); } .sev-info { background: var(--info); }
-.chart { display: grid; grid-template-columns: minmax(8em, 30em) 1fr; gap: 3px .6em; align-items: center;
-         margin: .5em 0 1em; max-width: 100%; }
+/* The bars keep a width of their own: the labels' column gives way first, and on a
+   narrow screen each label goes above its bar. */
+.chart { display: grid; grid-template-columns: minmax(0, 30em) minmax(8em, 1fr); gap: 3px .6em;
+         align-items: center; margin: .5em 0 1em; max-width: 100%; }
 .chart .label { text-align: right; font-size: 13px; overflow-wrap: anywhere; }
 .chart .track { background: #eef0f2; height: 1.25em; position: relative; min-width: 0; }
 .chart .bar { background: #4c72b0; height: 100%; }
@@ -48,11 +51,23 @@ pre { background: #f6f8fa; padding: .5em .7em; white-space: pre-wrap; overflow-w
 @MODULE_COLOURS@
 .student { border: 1px solid var(--line); border-radius: 6px; padding: .6em 1em; margin: 1em 0; }
 .student:target { outline: 3px solid #4c72b0; }
-.facts { display: grid; grid-template-columns: repeat(auto-fit, minmax(20em, 1fr)); gap: .2em 2em; }
+.facts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(20em, 100%), 1fr)); gap: .2em 2em; }
+.facts > div, .student h3 { overflow-wrap: anywhere; min-width: 0; }
 details > summary { cursor: pointer; }
 #filter { font-size: 15px; padding: .2em .4em; width: 22em; max-width: 100%; }
 th[data-sort] { cursor: pointer; } th[data-sort]:after { content: " \\2195"; color: var(--muted); }
 .hidden { display: none; }
+@media (max-width: 640px) {
+  body { padding: .6em .75em 3em; font-size: 14px; }
+  .chart { grid-template-columns: minmax(0, 1fr); gap: 1px 0; }
+  .chart .label { text-align: left; margin-top: .4em; }
+  nav a { display: inline-block; margin: 0 .8em .3em 0; }
+  /* A table of sentences (class="stack"): each row becomes a block of its cells, one under the other. */
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display: block; width: 100%; }
+  table.stack thead { display: none; }
+  table.stack tr { border: 1px solid var(--line); margin-bottom: .5em; }
+  table.stack td { border: 0; overflow-wrap: anywhere; }
+}
 """
 
 
@@ -127,5 +142,8 @@ def bar_chart(items, maximum=100.0, unit="%"):
     return "".join(out)
 
 
-def severity_badge(severity):
-    return f'<span class="sev sev-{html.escape(severity)}">{html.escape(severity)}</span>' if severity else ""
+def severity_badge(severity, label=None):
+    """The badge of a severity (its class), showing ``label`` (the word in the page's language)."""
+    if not severity:
+        return ""
+    return f'<span class="sev sev-{html.escape(severity)}">{html.escape(label or severity)}</span>'

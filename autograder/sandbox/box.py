@@ -179,6 +179,8 @@ def worker_main(config, worker_sock, log_fd, report_fd, flags, problems):
                     pass
         guard = assignment_side.guard(config.get("module"))
         config["emptied"] = guard.source_files() if guard is not None else []
+        # machine code the guard takes out of the box's reach for good (confine.code_seal)
+        config["sealed"] = guard.sealed_code() if hasattr(guard, "sealed_code") else None
         report = confine(config, flags, problems)
         if config.get("probe"):
             os.write(report_fd, json.dumps(report).encode())

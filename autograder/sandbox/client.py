@@ -18,10 +18,10 @@ from dataclasses import asdict, dataclass, field
 
 from autograder import active_assignment
 from autograder.i18n import _
-from autograder.intake import answer_shapes
 from autograder.intake.submitted_text import clean
 from autograder.sandbox import assignment_side, call_clock, wire
 from autograder.sandbox.boxes import BoxError
+from autograder.sandbox.confine.code_seal import EXIT_SEALED
 
 def disabled_layers():
     """Sandbox layers switched off to test the degraded paths
@@ -244,6 +244,9 @@ class Sandbox:
         except (EOFError, OSError):
             self._charge(clock)
             status = self._exit_status()
+            sealed = self._box.isolation.get("sealed") if self._box is not None else None
+            if sealed and status == f"exit code {EXIT_SEALED}":  # it reached code its guard sealed
+                self._note_delegation([f"{sealed}, reached through raw memory"])
             self.close()
             return Outcome(False, error=StudentError("crash", message=status))
         except Exception as exc:  # noqa: BLE001 - whatever the box's bytes make fail is the box's
@@ -265,13 +268,13 @@ class Sandbox:
         or whose parts (``shapes``: part -> its :mod:`~autograder.intake.answer_shapes` shape) differ."""
         if frame.get("id") != request_id:  # one request at a time: anything else is forged
             raise wire.WireError("the answer was not for this request")
-        for item in wire.decode_delegation(frame.get("delegation"), self.guarded):
+        self._note_delegation(frame.get("delegation"), required=self.guarded)
+        return wire.check_parts(self._outcome(frame), shapes)
+
+    def _note_delegation(self, record, required=False):
+        for item in wire.decode_delegation(record, required):
             if item not in self.delegation:
                 self.delegation.append(item)
-        outcome = self._outcome(frame)
-        for part, shape in (shapes or {}).items() if outcome.ok else ():
-            wire.check_shape(getattr(outcome, part), shape, part)
-        return outcome
 
     def _charge(self, clock, reading=None):
         """Charge the call: the box's time (:mod:`call_clock`), and at least the judge's
@@ -326,12 +329,9 @@ class Sandbox:
         message = {"op": "call", "function": function,
                    "args": [wire.encode_value(arg) for arg in args],
                    "kwargs": {key: wire.encode_value(value) for key, value in kwargs.items()}}
-        shapes = None
         if inputs_after:  # asked for only where a test looks: sending them back costs both sides
             message["inputs_after"] = True
-            shapes = {"args_after": answer_shapes.ListOf(answer_shapes.ANY, length=len(args)),
-                      "kwargs_after": answer_shapes.MapOf(answer_shapes.ANY, keys=kwargs)}
-        return self._send(message, timeout, shapes)
+        return self._send(message, timeout, wire.inputs_shapes(args, kwargs) if inputs_after else None)
 
     def scenario(self, name, spec, timeout=None):
         """Run the trusted scenario ``name`` with the student module plugged in; its

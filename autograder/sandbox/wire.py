@@ -194,13 +194,22 @@ def decode_result(result):
                  for key, default in (("value", None), ("args_after", []), ("kwargs_after", {"$dict": {}})))
 
 
-def check_shape(value, shape, part="value"):
-    """Raise WireError unless ``value`` (an answer's ``part``) has ``shape``
-    (:mod:`autograder.intake.answer_shapes`; None: any)."""
-    try:
-        answer_shapes.check(value, shape, part)
-    except answer_shapes.ShapeError as exc:
-        raise WireError(f"an answer of the wrong form: {exc}") from None
+def check_parts(outcome, shapes):
+    """``outcome`` (a call's), once each of its parts has its shape (``shapes``: part name ->
+    :mod:`autograder.intake.answer_shapes` shape, None: any); raises WireError otherwise."""
+    for part, shape in (shapes or {}).items() if outcome.ok else ():
+        try:
+            answer_shapes.check(getattr(outcome, part), shape, part)
+        except answer_shapes.ShapeError as exc:
+            raise WireError(f"an answer of the wrong form: {exc}") from None
+    return outcome
+
+
+def inputs_shapes(args, kwargs):
+    """What a call's arguments come back as: a list of as many, a dict of the same names
+    (what they hold is the checks' to judge)."""
+    return {"args_after": answer_shapes.ListOf(answer_shapes.ANY, length=len(args)),
+            "kwargs_after": answer_shapes.MapOf(answer_shapes.ANY, keys=kwargs)}
 
 
 def decode_delegation(record, required):

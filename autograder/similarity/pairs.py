@@ -1,35 +1,39 @@
 """Pairwise similarity of the student modules: the academic-integrity check.
 
-The fingerprinting is copydetect's (a maintained implementation of winnowing,
-the MOSS algorithm, on Pygments tokens): every name becomes ``V``/``F``/``O``,
-every string ``S``, comments and blank lines vanish, and documents are
-compared by the k-grams of what is left. Renaming, reordering functions and
-rewriting comments therefore change little. What this module adds: per-module
-comparison (each module only against the same module...), the
-template's given code (the stubs in ``exercises/``) as boilerplate, thresholds
-per module, each student's files against the reference solution and, where
-the assignment names one, a module against a file of an installed framework
-(``SIMILARITY_FRAMEWORK`` in its description), and the outputs (``similarity.json``, our own
-side-by-side HTML: :mod:`autograder.similarity.side_by_side`).
+Each module is compared only with the same module of the other students, with
+the reference solution and, where the assignment names one, with a file of an
+installed framework (``SIMILARITY_FRAMEWORK``: the student's scaler against
+torch's GradScaler). Scores are copydetect's, on each file's canonical form
+(:mod:`autograder.similarity.fingerprints`). Left out before comparing, as
+boilerplate: the stub's text, what independent correct solutions write alike
+(:mod:`autograder.similarity.convergence`, learned by the calibration, never
+from the class itself) and a reference that is public (the assignment's
+``SIMILARITY_PUBLIC_REFERENCE``), which is then not compared either.
+
+A pair's score is the larger of the two shares of own code the files have in
+common; it is flagged at or above its module's calibrated threshold
+(:mod:`autograder.similarity.calibration`) with enough matching code. Flagged
+pairs join students into groups (:mod:`autograder.similarity.groups`), each
+listed once with everyone in it, however many copied. Severity is the same
+rule for classmates and references: "high" once a score is past the middle
+between the threshold and 1.
 
 copydetect is a staff dependency (requirements-dev.txt); without it the check
 is skipped and says so. Student files are read through
-:mod:`autograder.intake.safe_files`, never executed.
+:mod:`autograder.intake.safe_files` and parsed, never executed.
 """
-import collections
 import dataclasses
-import functools
 import importlib.metadata
 import importlib.util
-import io
 import itertools
 import json
-import math
 import pathlib
-import re
 
 from autograder import active_assignment, locations
+from autograder.i18n import Message, _
 from autograder.intake import safe_files
+from autograder.similarity import convergence, fingerprints, groups as grouping
+from autograder.similarity.display import OUTPUT_FOLDER, PAGE_NAME, RESULT_NAME, shown_score  # noqa: F401 (shared)
 
 REPO_ROOT = locations.REPO_ROOT
 ASSIGNMENT = active_assignment.current()
@@ -37,65 +41,57 @@ MODULES = ASSIGNMENT.modules
 TEMPLATE_DIR = ASSIGNMENT.exercises_dir
 REFERENCE_DIR = ASSIGNMENT.solutions_dir
 CALIBRATION = ASSIGNMENT.folder / "similarity_calibration.json"
-OUTPUT_FOLDER = "similarity"
-RESULT_NAME = "similarity.json"
 MAX_SOURCE_BYTES = 1 * 2**20      # what the grader takes of a module (submission.MAX_SOURCE_BYTES)
-# k: the shortest match that counts, in characters of filtered code (copydetect's
-# default noise threshold). Window 1 keeps every k-gram: scores are deterministic.
-K = 25
+K = fingerprints.K
 TOP_PAIRS = 10
-# MOSS's rule (its -m option): a passage found in more than a few of the class's
-# distinct submissions is what the assignment makes everyone write, not evidence.
-FEW_MIN, FEW_SHARE = 3, 0.1
-PAGE_NAME = re.compile(r"[a-z_]+-(torch-|ref-)?[0-9]{1,4}\.html")
+DEFAULT_THRESHOLD, DEFAULT_MIN_OVERLAP = 0.60, 100
+UNCALIBRATED = _("No calibration for this module (run tools/calibrate_similarity.py): a cautious default "
+                 "threshold.")
+REFERENCE_WHY = _("Each student's file against the course's reference solution, with the same code left out as "
+                  "between students and a threshold calibrated the same way: a copy of the reference, disguised or "
+                  "not, ranks with a copy of a classmate.")
 
 
 @dataclasses.dataclass(frozen=True)
 class Policy:
     threshold: float     # flag at or above this score (the larger of the two shares)
     min_overlap: int     # ... and at least this many matching filtered characters
-    why: str
+    why: str             # English; its translation is looked up by this text
 
 
-# Thresholds per module: the assignment's (its tools/calibrate_similarity.py run
-# on independent correct solutions), a cautious default for a module it does not list.
-DEFAULT_POLICY = Policy(0.60, 100, "No calibration for this module: a cautious default threshold.")
-POLICIES = {module: Policy(*ASSIGNMENT.similarity[module]) if module in ASSIGNMENT.similarity else DEFAULT_POLICY
-            for module in MODULES}
-# Each student's file against the course's reference solution (only the given code
-# excluded). Student pairs leave the reference answers out, so a verbatim copy of the
-# reference is caught here. Honest solutions come close to it (up to 0.56 here, and
-# 0.94 was seen for a module written from the stub's comments), so only a
-# near-verbatim copy is flagged: a disguised copy of the reference cannot be told from
-# honest convergence and is not claimed.
-_REFERENCE_WHY = ("Share of the student's {module}.py found in solutions/{module}.py, the given code left out. "
-                  "Honest solutions written from the stub's comments come close to the reference, so only a "
-                  "near-verbatim copy is flagged; a disguised copy of it is not told apart from honest work.")
-REFERENCE_POLICIES = {module: Policy(0.90, 100, _REFERENCE_WHY.format(module=module)) for module in MODULES}
+def _english(value):
+    return value.render("en") if isinstance(value, Message) else str(value or "")
+
+
+def load_calibration():
+    try:
+        data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    modules = data.get("modules", {}) if isinstance(data, dict) else {}
+    return modules if isinstance(modules, dict) else {}
+
+
+def policies(calibration=None):
+    """``{module: (student pairs' Policy, the reference's Policy or None when public)}``."""
+    calibration = load_calibration() if calibration is None else calibration
+    found = {}
+    for module in MODULES:
+        setting, entry = ASSIGNMENT.similarity.get(module, {}), calibration.get(module) or {}
+        minimum = int(setting.get("min_overlap", DEFAULT_MIN_OVERLAP))
+        why = _english(setting.get("why") if "threshold" in entry else UNCALIBRATED)
+        pairs = Policy(float(entry.get("threshold", DEFAULT_THRESHOLD)), minimum, why)
+        reference = None if module in ASSIGNMENT.similarity_public else Policy(
+            float(entry.get("reference_threshold", DEFAULT_THRESHOLD)), minimum,
+            _english(REFERENCE_WHY if "reference_threshold" in entry else UNCALIBRATED))
+        found[module] = (pairs, reference)
+    return found
+
+
 # One module against a file of an installed package (the assignment's SIMILARITY_FRAMEWORK), or none.
 FRAMEWORK = ASSIGNMENT.similarity_framework
-FRAMEWORK_POLICY = Policy(FRAMEWORK["threshold"], FRAMEWORK["min_overlap"], FRAMEWORK["why"]) if FRAMEWORK else None
-
-
-@dataclasses.dataclass
-class Pair:
-    a: str
-    b: str
-    similarity_a: float
-    similarity_b: float
-    overlap: int
-    slices_a: object = None
-    slices_b: object = None
-    members: list = None        # a group of identical submissions (one row)
-    groups: tuple = None        # the identical groups a and b stand for
-
-    @property
-    def identical(self):
-        return bool(self.members)
-
-    @property
-    def score(self):
-        return max(self.similarity_a, self.similarity_b)
+FRAMEWORK_POLICY = Policy(FRAMEWORK["threshold"], FRAMEWORK["min_overlap"], _english(FRAMEWORK["why"])) \
+    if FRAMEWORK else None
 
 
 def copydetect_version():
@@ -137,133 +133,59 @@ def read_module(folder, module):
     return raw.decode("utf-8", "replace")
 
 
-@functools.lru_cache(maxsize=2048)
-def _filtered(text):
-    """copydetect's tokenised form of ``text`` and its offsets: the lexing is most
-    of a fingerprint's cost and depends on the text alone, while each text is
-    fingerprinted against several boilerplates (and its passages again for the pages)."""
-    from copydetect.utils import filter_code
-
-    return filter_code(text, "module.py", "python")
+def flagged(score, overlap, policy):
+    """At or above the threshold, compared as stored (4 decimals) and as shown."""
+    return round(score, 4) >= policy.threshold and overlap >= policy.min_overlap
 
 
-def _fingerprint(text, boilerplate):
-    from copydetect import CodeFingerprint
-
-    filtered, offsets = _filtered(text)
-    # What CodeFingerprint(..., filter=True) builds, from the filtered text read once.
-    fingerprint = CodeFingerprint("module.py", K, 1, boilerplate, False, "python", fp=io.StringIO(filtered))
-    fingerprint.raw_code, fingerprint.offsets = text, offsets
-    return fingerprint
+def severity(score, policy):
+    """The same rule for classmates and references: far above the threshold is high."""
+    return "high" if round(score, 4) >= policy.threshold + (1 - policy.threshold) / 2 else "medium"
 
 
-def fingerprint_hashes(text):
-    """The k-gram hashes of a piece of code (to pair matched regions of two files)."""
-    return [int(value) for value in _fingerprint(text, None).hashes]
+def module_boilerplate(module, template_text, reference_text, calibration):
+    """What is left out of every comparison of ``module``."""
+    learned = convergence.passage_kgrams((calibration.get(module) or {}).get("passages") or [])
+    public = [reference_text] if module in ASSIGNMENT.similarity_public and reference_text else []
+    return convergence.boilerplate(template_text, learned, public)
 
 
-def _boilerplate(template_text):
-    import numpy as np
-
-    if not template_text:
-        return []
-    return np.unique(np.array(list(_fingerprint(template_text, None).hashes)))
-
-
-def _compare(first, second):
-    from copydetect import compare_files
-
-    overlap, (share_1, share_2), (slices_1, slices_2) = compare_files(first, second)
-    return int(overlap), float(share_1), float(share_2), slices_1, slices_2
-
-
-def _normalised(text):
-    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip()
-
-
-def identical_groups(texts):
-    """``{representative: [members]}``: students whose files are the same (line
-    endings and trailing blanks aside) form one group, shown once."""
-    groups = {}
-    for student in sorted(texts):
-        groups.setdefault(_normalised(texts[student]), []).append(student)
-    return {members[0]: members for members in groups.values()}
-
-
-def few(distinct):
-    """More than this many distinct submissions sharing a passage: not evidence."""
-    return max(FEW_MIN, math.ceil(FEW_SHARE * distinct))
-
-
-def given_code(template_text, reference_text=""):
-    """Fingerprints of what the assignment dictates: the stub's given code and
-    comments, and the reference solution of its TODOs."""
-    import numpy as np
-
-    parts = [_boilerplate(text) for text in (template_text, reference_text) if text]
-    return np.unique(np.concatenate(parts)) if parts else []
-
-
-def common_passages(texts, boilerplate, limit):
-    """Fingerprints found in more than ``limit`` of ``texts`` (distinct submissions)."""
-    import numpy as np
-
-    counts = collections.Counter()
-    for text in texts:
-        counts.update(set(int(h) for h in _fingerprint(text, boilerplate).hashes))
-    return np.array(sorted(h for h, count in counts.items() if count > limit), dtype=np.int64)
-
-
-def compare_module(texts, template_text, reference_text=""):
-    """Every pair of distinct submissions of ``{student: text}``, best first, as
-    :class:`Pair` (``a``, ``b``: the groups' first members; ``members``: each
-    group of identical files, compared once). What the template and the reference
-    dictate, and what more than a few submissions share, is left out."""
-    import numpy as np
-
-    groups = identical_groups(texts)
-    stub = given_code(template_text)
-    boilerplate = given_code(template_text, reference_text)
-    common = common_passages([texts[r] for r in groups], boilerplate, few(len(groups)))
-    if len(common):
-        boilerplate = np.unique(np.concatenate([np.asarray(boilerplate, dtype=np.int64), common]))
-    prints = {student: _fingerprint(texts[student], boilerplate) for student in groups}
+def compare_module(texts, boilerplate, policy):
+    """``(groups, other pairs best first, submissions)`` of ``{student: text}``:
+    submissions ({first student: students}) with the same code are compared once."""
+    submissions = grouping.distinct(texts)
+    prints = {first: fingerprints.fingerprint(texts[first], boilerplate) for first in submissions}
+    own = {first: int(prints[first].token_coverage) for first in submissions}
     pairs = []
-    for members in groups.values():
-        if len(members) > 1:  # identical files: one row, scored by all they wrote beyond the stub
-            own = _fingerprint(texts[members[0]], stub)  # a copied reference counts here
-            overlap, _, _, slices, _ = _compare(own, own)
-            pairs.append(Pair(members[0], members[1], 1.0, 1.0, overlap, slices, slices, members=members))
     for a, b in itertools.combinations(sorted(prints), 2):
-        overlap, share_a, share_b, slices_a, slices_b = _compare(prints[a], prints[b])
-        pairs.append(Pair(a, b, share_a, share_b, overlap, slices_a, slices_b,
-                          groups=(groups[a], groups[b])))
-    pairs.sort(key=lambda pair: (-pair.score, -pair.overlap, pair.a, pair.b))
-    return pairs
+        overlap, share_a, share_b, _, _ = fingerprints.compare(prints[a], prints[b])
+        if overlap:
+            pairs.append(grouping.Pair(a, b, share_a, share_b, overlap))
+    hits = [pair for pair in pairs if flagged(pair.score, pair.overlap, policy)]
+    # The closest of the rest first; a high share of a few characters is no closeness.
+    others = sorted((pair for pair in pairs if not flagged(pair.score, pair.overlap, policy)),
+                    key=lambda pair: (-pair.score * min(1.0, pair.overlap / max(1, policy.min_overlap)),
+                                      -pair.overlap, pair.a, pair.b))
+    return grouping.linked(submissions, hits, own, policy.min_overlap), others, submissions
 
 
-def compare_with_reference(texts, reference_text, template_text):
-    """Each student against one reference file; the score is the student's share."""
-    boilerplate = _boilerplate(template_text)
-    reference = _fingerprint(reference_text, boilerplate)
+def compare_with(texts, other_text, boilerplate):
+    """Each submission of ``texts`` against one file: ``[(Pair, students)]``, best first."""
+    other = fingerprints.fingerprint(other_text, boilerplate)
     found = []
-    for student in sorted(texts):
-        overlap, share, share_ref, slices, slices_ref = _compare(_fingerprint(texts[student], boilerplate),
-                                                                 reference)
-        found.append(Pair(student, "torch", share, share_ref, overlap, slices, slices_ref))
-    found.sort(key=lambda pair: (-pair.similarity_a, -pair.overlap, pair.a))
+    for first, members in grouping.distinct(texts).items():
+        overlap, share, share_other, _, _ = fingerprints.compare(fingerprints.fingerprint(texts[first], boilerplate),
+                                                                 other)
+        found.append((grouping.Pair(first, "", share, share_other, overlap), members))
+    found.sort(key=lambda item: (-item[0].score, -item[0].overlap, item[0].a))
     return found
 
 
-def flagged(pair, policy, score=None):
-    return (pair.score if score is None else score) >= policy.threshold and pair.overlap >= policy.min_overlap
-
-
 def run(submissions, output_dir, template_dir=TEMPLATE_DIR, top=TOP_PAIRS, torch_source=None,
-        reference_dir=REFERENCE_DIR):
-    """Compare the modules of ``{student: submission folder}``; write
-    ``DIR/similarity/`` (JSON, index and side-by-side pages). Returns the result dict."""
-    from autograder.similarity import side_by_side as similarity_html
+        reference_dir=REFERENCE_DIR, lang="en", calibration=None):
+    """Compare the modules of ``{student: submission folder}``; write ``DIR/similarity/``
+    (JSON, index and side-by-side pages in ``lang``). Returns the result dict."""
+    from autograder.similarity import index_page, side_by_side
 
     folder = pathlib.Path(output_dir) / OUTPUT_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
@@ -271,7 +193,7 @@ def run(submissions, output_dir, template_dir=TEMPLATE_DIR, top=TOP_PAIRS, torch
         if PAGE_NAME.fullmatch(stale.name) or stale.name in ("index.html", RESULT_NAME):
             stale.unlink()
     version = copydetect_version()
-    result = {"version": 1, "students": len(submissions), "k": K, "top": top}
+    result = {"version": 2, "students": len(submissions), "k": K, "top": top, "lang": lang}
     if version is None:
         result["skipped"] = ("copydetect is not installed (pip install -r requirements-dev.txt): "
                              "the similarity check was skipped")
@@ -286,84 +208,106 @@ def run(submissions, output_dir, template_dir=TEMPLATE_DIR, top=TOP_PAIRS, torch
                 texts[module][student] = text
     templates = {module: read_module(template_dir, module) or "" for module in MODULES}
     references = {module: read_module(reference_dir, module) or "" for module in MODULES}
-    calibration = load_calibration()
-    pages = similarity_html.PageWriter(folder, templates, fingerprint_hashes, FRAMEWORK)
-    result["modules"] = {}
+    calibration = load_calibration() if calibration is None else calibration
+    rules = policies(calibration)
+    pages = side_by_side.PageWriter(folder, templates, FRAMEWORK, lang)
+    result["modules"], result["solution_reference"] = {}, {}
     for module in MODULES:
-        policy = POLICIES[module]
-        pairs = compare_module(texts[module], templates[module], references[module])
-        shown = [pair for index, pair in enumerate(pairs)
-                 if pair.overlap and (index < top or flagged(pair, policy))]
-        rows = []
-        for rank, pair in enumerate(shown, 1):
-            page = pages.pair(module, rank, pair, texts[module][pair.a], texts[module][pair.b])
-            rows.append({"a": pair.a, "b": pair.b, "members": pair.members or [pair.a, pair.b],
-                         "identical": pair.identical, "score": round(pair.score, 4),
-                         "similarity_a": round(pair.similarity_a, 4), "similarity_b": round(pair.similarity_b, 4),
-                         "overlap": pair.overlap, "flagged": flagged(pair, policy), "page": page})
-        result["modules"][module] = {"threshold": policy.threshold, "min_overlap": policy.min_overlap,
-                                     "why": policy.why, "submissions": len(texts[module]),
-                                     "pairs_compared": len(pairs), "pairs": rows,
-                                     "common_passages": f"passages in more than {few(len(identical_groups(texts[module])))} "
-                                                        "distinct submissions are ignored",
-                                     "calibration": calibration.get(module, {})}
-    result["solution_reference"] = _solution_reference(texts, templates, references, pages, top)
+        policy, reference_policy = rules[module]
+        boilerplate = module_boilerplate(module, templates[module], references[module], calibration)
+        pages.boilerplate[module], pages.texts[module] = boilerplate, texts[module]
+        found, others, submitted = compare_module(texts[module], boilerplate, policy)
+        rows = [_group_row(module, rank, group, policy, texts[module], pages)
+                for rank, group in enumerate(found, 1)]
+        rows += [_pair_row(module, len(rows) + index, pair, policy, texts[module], pages, submitted)
+                 for index, pair in enumerate(others[:top], 1)]
+        result["modules"][module] = {
+            "threshold": policy.threshold, "min_overlap": policy.min_overlap, "why": policy.why,
+            "submissions": len(texts[module]), "distinct": len(submitted),
+            "pairs_compared": len(submitted) * (len(submitted) - 1) // 2, "pairs": rows,
+            "calibration": _calibration_summary(calibration.get(module))}
+        result["solution_reference"][module] = dict(
+            _reference(module, texts[module], references[module], boilerplate, reference_policy, pages, top),
+            calibration=_calibration_summary(calibration.get(module)))
     if FRAMEWORK:  # the key keeps its name: class reports read "torch_reference"
         module = FRAMEWORK["module"]
-        result["torch_reference"] = _framework_reference(texts[module], templates[module], pages, top, torch_source)
-    pages.index(result)
+        result["torch_reference"] = _framework_reference(texts[module], pages, top, torch_source)
+    index_page.write(folder, result, lang)
     _write_json(folder, result)
     return result
 
 
-def _solution_reference(texts, templates, references, pages, top):
-    """Every student's modules against the reference solution, per module."""
-    found = {}
-    for module in MODULES:
-        policy = REFERENCE_POLICIES[module]
-        entry = {"threshold": policy.threshold, "min_overlap": policy.min_overlap, "why": policy.why}
-        if not references[module]:
-            found[module] = dict(entry, skipped=f"no solutions/{module}.py in this grader")
-            continue
-        rows = []
-        for rank, pair in enumerate(compare_with_reference(texts[module], references[module], templates[module]), 1):
-            hit = flagged(pair, policy, pair.similarity_a)
-            if not pair.overlap or (rank > top and not hit):
-                break
-            page = pages.pair(module, rank, pair, texts[module][pair.a], references[module], other="reference")
-            rows.append({"student": pair.a, "score": round(pair.similarity_a, 4), "overlap": pair.overlap,
-                         "flagged": hit, "page": page})
-        found[module] = dict(entry, matches=rows)
-    return found
+def _scores(pair):
+    return {"score": round(pair.score, 4), "similarity_a": round(pair.similarity_a, 4),
+            "similarity_b": round(pair.similarity_b, 4), "overlap": pair.overlap}
 
 
-def _framework_reference(texts, template_text, pages, top, torch_source):
+def _group_row(module, rank, group, policy, texts, pages):
+    strongest = group.strongest()
+    row = {"a": group.members[0], "b": group.members[1], "members": group.members, "identical": group.identical,
+           "group": len(group.members) > 2, "score": round(group.score, 4), "score_min": round(group.lowest, 4),
+           "similarity_a": 1.0, "similarity_b": 1.0, "overlap": group.overlap, "flagged": True,
+           "severity": severity(group.score, policy)}
+    if strongest is not None:
+        row.update(_scores(strongest), score=round(group.score, 4), overlap=group.overlap)
+        row["page"] = pages.pair(module, rank, strongest, texts[strongest.a], texts[strongest.b], group=group)
+    else:
+        row["page"] = pages.identical(module, rank, group, texts[group.members[0]])
+    return row
+
+
+def _pair_row(module, rank, pair, policy, texts, pages, submitted):
+    row = {"a": pair.a, "b": pair.b, "members": [pair.a, pair.b], "identical": False, "group": False,
+           **_scores(pair), "flagged": False}
+    row["also"] = [student for first in (pair.a, pair.b) for student in submitted[first][1:]]
+    row["page"] = pages.pair(module, rank, pair, texts[pair.a], texts[pair.b])
+    return row
+
+
+def _match_rows(module, found, policy, pages, other_text, top, other):
+    rows = []
+    for rank, (pair, members) in enumerate(found, 1):
+        hit = flagged(pair.score, pair.overlap, policy)
+        if not pair.overlap or (rank > top and not hit):
+            break
+        row = {"student": pair.a, "members": members, **_scores(pair), "flagged": hit}
+        if hit:
+            row["severity"] = severity(pair.score, policy)
+        row["page"] = pages.pair(module, rank, pair, pages.texts[module][pair.a], other_text, other=other)
+        rows.append(row)
+    return rows
+
+
+def _reference(module, texts, reference_text, boilerplate, policy, pages, top):
+    """Every student's module against the reference solution (unless it is public)."""
+    if module in ASSIGNMENT.similarity_public:
+        return {"public": _english(ASSIGNMENT.similarity_public[module]), "matches": []}
+    entry = {"threshold": policy.threshold, "min_overlap": policy.min_overlap, "why": policy.why}
+    if not reference_text:
+        return dict(entry, skipped=f"no solutions/{module}.py in this grader")
+    found = compare_with(texts, reference_text, boilerplate)
+    return dict(entry, matches=_match_rows(module, found, policy, pages, reference_text, top, "reference"))
+
+
+def _framework_reference(texts, pages, top, torch_source):
     path, version = (pathlib.Path(torch_source), "given") if torch_source else framework_source()
-    policy, label = FRAMEWORK_POLICY, FRAMEWORK["label"]
+    policy, label, module = FRAMEWORK_POLICY, FRAMEWORK["label"], FRAMEWORK["module"]
     entry = {"threshold": policy.threshold, "min_overlap": policy.min_overlap, "why": policy.why,
-             "module": FRAMEWORK["module"], "label": label}
+             "module": module, "label": label}
     if path is None:
         return dict(entry, skipped=f"{version}: the comparison with {label} was skipped")
     reference = path.read_text(encoding="utf-8", errors="replace")
     entry["reference"] = f"{FRAMEWORK['package']}/{FRAMEWORK['file']} ({FRAMEWORK['package']} {version})"
-    rows = []
-    for rank, pair in enumerate(compare_with_reference(texts, reference, template_text), 1):
-        hit = flagged(pair, policy, pair.similarity_a)
-        if not pair.overlap or (rank > top and not hit):
-            break
-        page = pages.pair(FRAMEWORK["module"], rank, pair, texts[pair.a], reference, other="torch")
-        rows.append({"student": pair.a, "score": round(pair.similarity_a, 4), "overlap": pair.overlap,
-                     "flagged": hit, "page": page})
-    entry["matches"] = rows
+    found = compare_with(texts, reference, pages.boilerplate[module])
+    entry["matches"] = _match_rows(module, found, policy, pages, reference, top, "torch")
     return entry
 
 
-def load_calibration():
-    try:
-        data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+def _calibration_summary(entry):
+    """What the report quotes of a module's calibration (not its passages)."""
+    if not isinstance(entry, dict):
         return {}
-    return data.get("modules", {}) if isinstance(data, dict) else {}
+    return {key: value for key, value in entry.items() if key != "passages" and not isinstance(value, list)}
 
 
 def _write_json(folder, result):

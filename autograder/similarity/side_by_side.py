@@ -9,24 +9,30 @@ which also shows control and bidi-override characters escaped, so code cannot
 look different from what it is. Only the highlight tags are ours. File names
 are ours too (``<module>-<rank>.html``), never a student's.
 
-A page fits a laptop screen: the two files sit side by side and their lines
-wrap (no horizontal scrolling). Matched regions are numbered in order on the
-left; a region on the right carries the number of the left region it shares
-most fingerprints with, and each number links to its partner. Lines that are
-the template's given code are never highlighted. Links into a page go to its
-first match (``#m1``).
+A page fits every screen: on a laptop the two files sit side by side, on a
+phone one above the other; lines wrap (no horizontal scrolling). Matched
+regions are numbered in order on the left; a region on the right carries the
+number of the left region it shares most fingerprints with, and each number
+links to its partner. Lines that are the template's given code are never
+highlighted. Links into a page go to its first match (``#m1``). The words are
+the class's language (``lang``, catalogs in autograder/i18n/locale/).
 """
 import functools
 import html
 import pathlib
 
+from autograder.i18n import joining, text as t
 from autograder.reports.html_page import page as html_page
 from autograder.reports.safe_text import html_text
+from autograder.similarity import fingerprints
+from autograder.similarity.display import PAGE_NAME
 
 FIRST_MATCH = "m1"
 STYLE = """
 .pair { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1em; }
-.pair pre { font-size: 12px; }
+.pair > div { min-width: 0; }
+.pair pre, pre.code { font-size: 12px; }
+@media (max-width: 760px) { .pair { grid-template-columns: minmax(0, 1fr); } body { padding: .6em .7em 3em; } }
 mark { padding: 0; } mark.a { background: #f6c9c9; } mark.b { background: #c6efc6; }
 a.n { font: bold 11px sans-serif; color: #fff; background: #444; border-radius: 3px; padding: 0 .3em;
       text-decoration: none; margin-right: .2em; }
@@ -144,127 +150,127 @@ def highlighted(text, slices, css_class, template="", numbers=None, side="a", ot
     return "".join(out)
 
 
-def _page(title, body):
-    return html_page(title, body, style=STYLE)
+def page(title, body, lang):
+    """A whole page of the similarity folder."""
+    return html_page(title, body, lang=lang, style=STYLE)
+
+
+def link(name, lang):
+    """A link to one of our pages at its first match ('' for a name that is not ours)."""
+    if isinstance(name, str) and PAGE_NAME.fullmatch(name):
+        return f'<a href="{html.escape(name)}#{FIRST_MATCH}">' + t("side by side", lang) + "</a>"
+    return ""
+
+
+def _percent(share):
+    return f"{int(share * 100 + 1e-9)}%"   # never rounded up
+
+
+def sentences(lang, *parts):
+    """Sentences one after the other, as the language joins them (empty parts left out)."""
+    return joining.sentences(parts, lang)
+
+
+def names(members, lang):
+    """Student names as one escaped list in ``lang`` (Chinese lists with 、)."""
+    return t(", ", lang).join(html_text(member, 200) for member in members)
 
 
 class PageWriter:
-    """Writes the pair pages and the index of one ``DIR/similarity/`` folder.
+    """Writes the pair pages of one ``DIR/similarity/`` folder, in ``lang``.
     ``templates``: ``{module: stub text}``, whose given lines are never highlighted;
-    ``fingerprints``: text -> its k-gram hashes (the comparison's own, to number
-    matching passages); ``framework``: the assignment's framework comparison, if any."""
+    ``boilerplate`` and ``texts`` (per module, filled in by the check): what is left out
+    of the comparison and the students' files; ``framework``: the assignment's framework
+    comparison, if any."""
 
-    def __init__(self, folder, templates=None, fingerprints=None, framework=None):
+    def __init__(self, folder, templates=None, framework=None, lang="en"):
         self.folder = pathlib.Path(folder)
         self.templates = templates or {}
-        self.fingerprints = fingerprints
         self.framework = framework or {}
+        self.lang = lang
+        self.boilerplate, self.texts = {}, {}
 
-    def pair(self, module, rank, pair, text_a, text_b, other=None):
-        """One page; ``other``: ``'torch'`` (the framework's file) or ``'reference'`` (the solution) on the right."""
-        label = self.framework.get("label", "framework")
+    def _matched(self, module, text_a, text_b):
+        """Both files as a page shows them (their readable canonical form) and where they
+        match: the comparison the score comes from, not a new one."""
+        boilerplate = self.boilerplate.get(module)
+        found = fingerprints.compare(fingerprints.fingerprint(text_a, boilerplate),
+                                     fingerprints.fingerprint(text_b, boilerplate))
+        return (fingerprints.readable(text_a), fingerprints.to_readable(text_a, found[3]),
+                fingerprints.readable(text_b), fingerprints.to_readable(text_b, found[4]))
 
+    def _given(self, module):
+        """The template's lines, as written and in the form the pages show."""
+        stub = self.templates.get(module, "")
+        return stub and stub + "\n" + fingerprints.readable(stub)
+
+    def _as_handed_in(self, text):
+        return ("<details><summary>" + t("The file as handed in (with its comments)", self.lang) + "</summary>"
+                f'<pre class="code">{_escape_code(text)}</pre></details>')
+
+    def _write(self, name, title, body):
+        (self.folder / name).write_text(page(title, body, self.lang), encoding="utf-8")
+        return name
+
+    def _help(self):
+        lang = self.lang
+        return "<p>" + sentences(lang, t(
+            "Highlighted: regions whose fingerprints match once names, strings, comments, layout and order are set "
+            "aside, in each file as the check reads it (comments and docstrings dropped, one layout; the file as "
+            "handed in is below it). Never highlighted, never evidence: the template's given code, what independent "
+            "correct solutions write alike, and reference code that is public. The same number marks the same region "
+            "on both sides (click it to jump).", lang), f'<a href="#{FIRST_MATCH}">' + t("First match", lang)
+            + '</a> &middot; <a href="index.html">' + t("All pairs", lang) + "</a>") + "</p>\n"
+
+    def identical(self, module, rank, group, text):
+        """The page of students who all handed in the same code."""
+        lang, template = self.lang, self._given(module)
+        shown, slices, _, _ = self._matched(module, text, text)
+        spans = regions(shown, slices, template)
+        told = sentences(
+            lang, t("{count} students handed in the same code (names, comments, layout and order aside): {names}.",
+                    lang, count=len(group.members), names=names(group.members, lang)),
+            t("Shown as the check reads it (comments and docstrings dropped, one layout); highlighted: what they "
+              "wrote beyond the template and beyond what honest solutions share.", lang),
+            '<a href="index.html">' + t("All pairs", lang) + "</a>")
+        numbers = list(range(1, len(spans) + 1))
+        body = (f"<h1>{html.escape(module)}.py &mdash; " + t("the same code", lang) + f"</h1>\n<p>{told}</p>\n"
+                f'<pre class="code">{highlighted(shown, slices, "a", template, numbers, "a", "a")}</pre>\n'
+                + self._as_handed_in(text))
+        return self._write(f"{module}-{rank}.html", t("{module}.py: group {rank}", lang, module=module, rank=rank), body)
+
+    def pair(self, module, rank, pair, text_a, text_b, other=None, group=None):
+        """One pair's page; ``other``: ``'torch'`` (the framework's file) or ``'reference'``
+        (the solution) on the right; ``group``: the group the pair stands for."""
+        lang, label = self.lang, self.framework.get("label", "framework")
         torch = other == "torch"
         name = f"{module}-{'torch-' if torch else 'ref-' if other else ''}{rank}.html"
-        template = self.templates.get(module, "")
+        given = self._given(module)
         left = html_text(pair.a, 200)
         right = {"torch": html.escape(f"{self.framework.get('package', '')} {label}"),
                  "reference": f"solutions/{html.escape(module)}.py"}.get(other, html_text(pair.b, 200))
-        title = f"{module}: {label if torch else 'reference' if other else 'pair'} {rank}"
-        members = getattr(pair, "members", None)
-        if members:
-            names = ", ".join(html_text(member, 200) for member in members)
-            spans = regions(text_a, pair.slices_a, template)
-            body = (f"<h1>{html.escape(module)}.py &mdash; identical files</h1>\n<p>{len(members)} students handed "
-                    f"in the same file (line endings and trailing blanks aside): {names}. Highlighted: what they "
-                    "wrote beyond the template's given code.</p><p><a href=\"index.html\">All pairs</a>.</p>\n"
-                    f"<pre>{highlighted(text_a, pair.slices_a, 'a', template, list(range(1, len(spans) + 1)), 'a', 'a')}</pre>")
-            (self.folder / name).write_text(_page(title, body), encoding="utf-8")
-            return name
-        if other:
-            shares = (f"<p>{left}: {pair.similarity_a:.0%} of its code found in {right} "
-                      f"({pair.overlap} matching characters of filtered code).</p>")
-            template_b = "" if torch else template
+        if torch:
+            title = t("{module}.py: against {label}, {rank}", lang, module=module, label=label, rank=rank)
+        elif other:
+            title = t("{module}.py: against the reference, {rank}", lang, module=module, rank=rank)
         else:
-            shares = (f"<p>{left}: {pair.similarity_a:.0%} of its code matches; {right}: "
-                      f"{pair.similarity_b:.0%}; {pair.overlap} matching characters of filtered code.</p>")
-            template_b = template
-        spans_a, spans_b = regions(text_a, pair.slices_a, template), regions(text_b, pair.slices_b, template_b)
-        numbers_b = pair_numbers(text_a, spans_a, text_b, spans_b, self.fingerprints)
+            title = t("{module}.py: pair {rank}", lang, module=module, rank=rank)
+        shares = t("{left}: {share_a} of its own code matches; {right}: {share_b}; {overlap} matching characters "
+                   "of filtered code.", lang, left=left, right=right, share_a=_percent(pair.similarity_a),
+                   share_b=_percent(pair.similarity_b), overlap=pair.overlap)
+        members = "" if group is None or len(group.members) < 3 else (
+            "<p>" + t("One group of {count} students whose files match: {names}. Shown: the closest pair of them.",
+                      lang, count=len(group.members), names=names(group.members, lang)) + "</p>\n")
+        given_b = "" if torch else given
+        shown_a, slices_a, shown_b, slices_b = self._matched(module, text_a, text_b)
+        spans_a, spans_b = regions(shown_a, slices_a, given), regions(shown_b, slices_b, given_b)
+        numbers_b = pair_numbers(shown_a, spans_a, shown_b, spans_b, fingerprints.text_hashes)
         numbers_a = list(range(1, len(spans_a) + 1))
-        body = (f"<h1>{html.escape(module)}.py &mdash; {left} / {right}</h1>\n{shares}\n"
-                "<p>Highlighted: regions whose fingerprints match after names, strings and comments "
-                "are normalised; the template's given code, the reference answers and passages common to "
-                "the class are not evidence and never highlighted. The same number marks the same region on "
-                "both sides (click it to jump). <a href=\"#m1\">First match</a> &middot; "
-                "<a href=\"index.html\">All pairs</a>.</p>\n"
-                f"<div class=\"pair\"><div><h2>{left}</h2><pre>"
-                f"{highlighted(text_a, pair.slices_a, 'a', template, numbers_a, 'a', 'b', set(numbers_b))}</pre></div>\n"
-                f"<div><h2>{right}</h2><pre>"
-                f"{highlighted(text_b, pair.slices_b, 'b', template_b, numbers_b, 'b', 'a')}</pre></div></div>")
-        (self.folder / name).write_text(_page(title, body), encoding="utf-8")
-        return name
-
-    def index(self, result):
-        parts = [f"<h1>Similarity of the student modules</h1>\n<p>{html.escape(result.get('tool', ''))}, "
-                 f"k = {result.get('k')}; the template's given code, the reference answers and passages shared "
-                 "by more than a few submissions are excluded. Listed per module: every pair at or above the "
-                 f"threshold, then the top {html.escape(str(result.get('top')))}; identical files once, as a "
-                 "group. Flagged pairs are worth reading side by side; a score is never proof.</p>"]
-        for module, data in result.get("modules", {}).items():
-            calibration = data.get("calibration") or {}
-            honest = (f" Independent correct solutions: {calibration.get('reached', 0)} of "
-                      f"{calibration.get('pairs', 0)} pairs reach it (highest {calibration.get('max_score', 0):.2f})."
-                      if calibration.get("pairs") else "")
-            parts.append(f"<h2>{html.escape(module)}.py</h2><p>Threshold {data['threshold']:.2f} "
-                         f"(and at least {data['min_overlap']} matching characters).{html.escape(honest)} "
-                         f"{html.escape(data['why'])}</p>")
-            parts.append(_table(["Rank", "Students", "Score", "Overlap", "Flagged", ""],
-                                [[str(rank), _members(row), f"{row['score']:.2f}", str(row["overlap"]),
-                                  _flag(row["flagged"]), _link(row["page"])]
-                                 for rank, row in enumerate(data["pairs"], 1)]))
-        for module, data in (result.get("solution_reference") or {}).items():
-            parts.append(f"<h2>{html.escape(module)}.py against the reference solution</h2><p>Threshold "
-                         f"{data['threshold']:.2f}. {html.escape(data['why'])}</p>")
-            parts.append(f"<p>{html.escape(data['skipped'])}</p>" if data.get("skipped") else _table(
-                ["Student", "Share in the reference", "Overlap", "Flagged", ""],
-                [[html_text(row["student"], 200), f"{row['score']:.2f}", str(row["overlap"]), _flag(row["flagged"]),
-                  _link(row["page"])] for row in data.get("matches", [])]))
-        torch = result.get("torch_reference")
-        if not torch:  # the assignment compares no module with a framework file
-            pass
-        elif torch.get("skipped"):
-            parts.append(_framework_heading(torch) + f"<p>{html.escape(torch['skipped'])}</p>")
-        else:
-            parts.append(_framework_heading(torch))
-            parts.append(_table(["Student", f"Share in {torch.get('label', 'the framework')}", "Overlap", "Flagged", ""],
-                                [[html_text(row["student"], 200), f"{row['score']:.2f}", str(row["overlap"]),
-                                  _flag(row["flagged"]), _link(row["page"])]
-                                 for row in torch.get("matches", [])]))
-        (self.folder / "index.html").write_text(_page("Similarity", "\n".join(parts)), encoding="utf-8")
-
-
-def _framework_heading(data):
-    module, label = data.get("module", "module"), data.get("label", "the framework")
-    return (f"<h2>{html.escape(str(module))}.py against {html.escape(str(label))}</h2>"
-            f"<p>{html.escape(data.get('why', ''))}</p>")
-
-
-def _members(row):
-    members = row.get("members") or [row["a"], row["b"]]
-    joined = " / ".join(html_text(member, 200) for member in members)
-    return f"identical: {joined}" if row.get("identical") else joined
-
-
-def _link(page):
-    return f"<a href=\"{html.escape(page)}#{FIRST_MATCH}\">side by side</a>"
-
-
-def _flag(value):
-    return '<span class="flag">yes</span>' if value else "no"
-
-
-def _table(header, rows):
-    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in header)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+        original_b = "" if torch else self._as_handed_in(text_b)
+        body = (f"<h1>{html.escape(module)}.py &mdash; {left} / {right}</h1>\n{members}<p>{shares}</p>\n"
+                + self._help() +
+                f"<div class=\"pair\"><div><h2>{left}</h2><pre class=\"code\">"
+                f"{highlighted(shown_a, slices_a, 'a', given, numbers_a, 'a', 'b', set(numbers_b))}</pre>"
+                f"{self._as_handed_in(text_a)}</div>\n<div><h2>{right}</h2><pre class=\"code\">"
+                f"{highlighted(shown_b, slices_b, 'b', given_b, numbers_b, 'b', 'a')}</pre>{original_b}</div></div>")
+        return self._write(name, title, body)

@@ -15,6 +15,14 @@ built from strings or by an alias):
 Every refusal is recorded in :data:`SEEN`, which the worker returns with each
 answer; the judge takes Module 2's points away and says why. Installed before
 the student's module is imported.
+
+All of that lives in the process it guards, and that process can rewrite its
+own memory (torch hands out a storage over any address). What holds whatever
+it rewrites: the CPU kernels behind the ``_amp_*`` operators are sealed
+(:func:`sealed_code`, :mod:`autograder.sandbox.confine.code_seal`): their
+first instructions end the box, on pages no file backs, and the box may make
+no new executable memory. A module that reaches them, however, ends its box
+with ``code_seal.EXIT_SEALED``, which the judge records as delegation.
 """
 import ctypes
 import functools
@@ -25,6 +33,8 @@ import types
 import warnings
 
 import torch
+
+from autograder.sandbox.confine import code_seal
 
 SEEN = []
 _MESSAGE = "loss_scaler.py must be built by hand: {what} is not available to it while grading"
@@ -189,6 +199,16 @@ def _source_forms():
 
 _PREPARED = None  # (source forms, functions compiled from them), found once by prepare()
 _SOURCES = None
+_SEALED = None    # the kernels' addresses, found once by prepare()
+# The kernels behind the private operators: each operator's CPU entry point and what its
+# dispatch table points to for each instruction set (DEFAULT, AVX2, AVX512, ...).
+_KERNELS = rb"_amp_(?:update_scale|foreach_non_finite_check_and_unscale)_cpu_"
+_KERNEL_ENTRIES = rb"_ZN2at6native\d+" + _KERNELS + rb"E"
+_KERNEL_TABLES = _KERNELS + rb"stub_DECLARE_DISPATCH_type"
+# Extension modules an honest module might import that torch has not loaded: in the
+# sealed box no new compiled code can be mapped, so they are loaded beforehand.
+_EXTENSIONS = ("decimal", "fractions", "statistics", "encodings.gbk", "encodings.gb18030",
+               "encodings.big5", "encodings.hz", "encodings.gb2312")
 
 
 def prepare():
@@ -206,6 +226,30 @@ def prepare():
     for obj in originals:
         _refusal_template(len(obj.__code__.co_freevars))
     _PREPARED = (files, originals)
+    _prepare_seal()
+
+
+def _prepare_seal():
+    global _SEALED
+    import importlib
+
+    for name in _EXTENSIONS:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    library = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+    try:
+        _SEALED = code_seal.locate(library, _KERNEL_ENTRIES, _KERNEL_TABLES) if os.path.exists(library) else []
+    except (OSError, ValueError, AttributeError):
+        _SEALED = []  # the box reports that nothing could be sealed
+
+
+def sealed_code():
+    """What the loss_scaler box seals before its student code runs."""
+    if _SEALED is None:
+        _prepare_seal()
+    return {"addresses": list(_SEALED), "what": "torch's _amp_* CPU kernels"}
 
 
 def source_files():

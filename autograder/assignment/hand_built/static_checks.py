@@ -9,11 +9,14 @@ sorts what it finds in three kinds:
   ``torch._amp_*`` operator, through aliases and constant strings
   (:mod:`autograder.intake.static_names`). Module 2 earns nothing.
 * ``review`` -- a sign of undoing the grader's runtime guard: the grader's own
-  modules, torch's C bindings or dispatcher, ``gc`` walks, re-executing or
-  re-reading torch's files, ``sys.modules`` writes. No honest scaler needs any
+  modules, torch's C bindings or dispatcher, ``gc`` walks, ``ctypes``, paths
+  under ``/proc``, re-executing or re-reading torch's files, any use of
+  ``sys.modules``, and a module looked up by a name the check cannot read
+  (``getattr(torch, name)``, ``__import__(name)``). No honest scaler needs any
   of them; Module 2 is held at 0 until a TA has looked.
-* ``uncertain`` -- a dynamic lookup that could reach torch's scaler but cannot be
-  read (``getattr(torch.amp, name)``): a flag for the TA, no points lost.
+* ``uncertain`` -- what could reach torch's scaler but cannot be followed (an
+  attribute ``GradScaler`` of an object the check cannot resolve): a flag for
+  the TA, no points lost.
 
 Names the student defines (``class DynamicGradScaler``), strings, messages,
 comments and docstrings are never uses: only what resolves to torch's objects is.
@@ -35,18 +38,17 @@ _SCALER_PATHS = ("torch.amp.GradScaler", "torch.amp.grad_scaler", "torch.GradSca
 _REVIEW_PATHS = ("autograder", "torch._C", "torch._VF", "torch.library", "torch.ops", "torch._ops",
                  "torch.utils._python_dispatch", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
                  "builtins.exec", "builtins.eval", "builtins.compile", "importlib.reload", "imp.reload",
-                 "runpy", "ctypes", "marshal", "zipimport", "linecache", "pkgutil", "site", "sysconfig",
+                 "runpy", "ctypes", "_ctypes", "marshal", "zipimport", "linecache", "pkgutil", "site", "sysconfig",
                  "importlib.util.spec_from_file_location", "importlib.util.module_from_spec",
                  "importlib.util.find_spec", "importlib.machinery", "importlib.resources", "importlib.metadata",
-                 "types.CodeType", "types.FunctionType")
+                 "types.CodeType", "types.FunctionType", "sys.modules")
 # Attributes of a torch object that hand out its files or code.
 _SOURCE_ATTRIBUTES = ("__file__", "__spec__", "__loader__", "__path__", "__code__", "__cached__")
 _SOURCE_READERS = ("inspect.getsource", "inspect.getsourcelines", "inspect.getsourcefile", "inspect.getfile",
                    "inspect.findsource")
 _MODULES_WRITERS = ("pop", "popitem", "update", "setdefault", "clear", "__setitem__", "__delitem__")
-# Where a lookup we cannot read could still land on the scaler.
-_REACHING = ("torch", "torch.amp", "torch.cuda", "torch.cuda.amp", "torch.cpu", "torch.cpu.amp",
-             "torch.distributed", "torch.distributed.fsdp", "sys.modules", "builtins", "importlib")
+# Text that names the process's own memory and maps (/proc/self/mem, /proc/<pid>/maps).
+_PROC = "/proc"
 
 
 @dataclass(frozen=True)
@@ -125,12 +127,12 @@ class _Scanner:
         func = self.names.path(node.func)
         if func == "builtins.getattr" and len(node.args) >= 2 and self.names.text(node.args[1]) is None:
             base = self.names.path(node.args[0])
-            if base and (_under(base, _REACHING) or _is_scaler(base)):
-                self.add("uncertain", node, f"getattr({base}, <a name the check cannot read>)")
+            if base:  # a module (or what it holds) searched by a computed name
+                self.add("review", node, f"getattr({base}, <a name the check cannot read>)")
         elif func in IMPORTERS and node.args:
             name = self.names.text(node.args[0])
             if name is None:
-                self.add("uncertain", node, f"{func.split('.')[-1]}(<a module name the check cannot read>)")
+                self.add("review", node, f"{func.split('.')[-1]}(<a module name the check cannot read>)")
             self.judge_path(node, name)
         elif func in _SOURCE_READERS and node.args:
             target = self.names.path(node.args[0])
@@ -143,9 +145,16 @@ class _Scanner:
 
     def dynamic_item(self, node):
         base = self.names.path(node.value)
-        if base and self.names.text(node.slice) is None and \
-                (base == "sys.modules" or (base.endswith(".__dict__") and _under(base[:-9], _REACHING))):
-            self.add("uncertain", node, f"{base}[<a key the check cannot read>]")
+        if base and self.names.text(node.slice) is None and (base == "sys.modules" or base.endswith(".__dict__")):
+            self.add("review", node, f"{base}[<a key the check cannot read>]")
+
+    def text(self, node, docstrings):
+        """A string that names a path under /proc (the process's own memory and maps)."""
+        if id(node) in docstrings:
+            return
+        text = self.names.text(node)
+        if text is not None and (text == _PROC or text.startswith(_PROC + "/") or f"{_PROC}/" in text):
+            self.add("review", node, f"the path {text[:60]!r}")
 
 
 @functools.lru_cache(maxsize=16)  # the suites ask once per loss_scaler test
@@ -159,9 +168,13 @@ def scan(source):
     except (RecursionError, MemoryError):
         return (Finding("uncertain", 0, "source nested too deeply for the check to read"),)
     scanner = _Scanner(tree)
+    docstrings = {id(node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
     for node in ast.walk(tree):
         try:
             scanner.visit(node)
+            if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call)):
+                scanner.text(node, docstrings)
         except Exception as exc:  # hostile source never stops a grade: what it hides is the TA's
             scanner.add("uncertain", node, f"code the check could not read ({type(exc).__name__})")
     return tuple(sorted(scanner.found, key=lambda finding: (finding.line, finding.kind, finding.what)))

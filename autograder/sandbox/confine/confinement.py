@@ -11,13 +11,14 @@ namespaces; each layer reports what it achieved instead of raising, and
 3. resource limits (memory, CPU time, processes, file size, open files);
 4. Landlock: read-only access to the interpreter and its own module, write
    access to its scratch only, no TCP, no signals or abstract sockets leaving;
-5. the syscall filter (:mod:`syscall_filter`): no new sockets, memfd, ptrace,
-   mounts or namespaces.
+5. where the module's guard asks for it, its machine code sealed (:mod:`code_seal`);
+6. the syscall filter (:mod:`syscall_filter`): no new sockets, memfd, IPC,
+   ptrace, mounts or namespaces (and, after a seal, no new executable memory).
 """
 import os
 import sys
 
-from autograder.sandbox.confine import landlock, limits, minimal_root, namespaces, syscall_filter
+from autograder.sandbox.confine import code_seal, landlock, limits, minimal_root, namespaces, syscall_filter
 
 SYSTEM_READ_ONLY = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
                     "/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/localtime",
@@ -169,6 +170,12 @@ def confine(config, flags, problems):
     limits.apply_limits(lim["memory_bytes"], lim["cpu_seconds"], lim["max_processes"],
                         lim["max_file_bytes"], own_uid=as_root, open_files=lim.get("max_open_files"),
                         nice=0 if cpu_shared else NICE)
+    # A guard's code sealed while /proc can still be read, and only where the filter that
+    # keeps it sealed (no new executable memory) follows.
+    filter_wanted = linux and "seccomp" not in config.get("disable", ()) and syscall_filter.available()
+    sealed = _seal(config.get("sealed"), problems) if filter_wanted else None
+    if sealed:  # what a box that ends with code_seal.EXIT_SEALED reached
+        report["sealed"] = sealed[0]
     # Landlock last: it also forbids the mounts above.
     abi = landlock.abi_version() if linux and "landlock" not in config.get("disable", ()) else 0
     fs_confined = False
@@ -196,14 +203,19 @@ def confine(config, flags, problems):
     filtered = False
     if linux and "seccomp" not in config.get("disable", ()):
         try:
-            report["syscalls"] = syscall_filter.install()
+            report["syscalls"] = syscall_filter.install(no_new_code=sealed is not None)
             filtered = True
+            if sealed:
+                report["syscalls"] += f"; sealed: {sealed[0]} ({sealed[1]} functions)"
         except OSError as exc:
             problems.append(f"syscall filter: {exc.strerror or exc}")
     elif linux:
         problems.append("syscall filter: disabled for this run")
     if not filtered:
         report["syscalls"] = "not filtered"
+    if sealed and not (filtered and fs_confined):  # new executable memory, or /proc/<pid>/mem, could undo it
+        problems.append("code seal: " + ("no syscall filter" if not filtered else "no Landlock") +
+                        " here, so the sealed code could be written back")
     if not fs_confined:
         report["fs"] = ("minimal root, read-only" if root is not None
                         else "read-only mounts, grader folders hidden" if own_mounts else "none")
@@ -228,8 +240,27 @@ def confine(config, flags, problems):
     return report
 
 
+def _seal(request, problems):
+    """Seal the code a module's guard names (``{"addresses", "what"}``); returns
+    ``(what, how many functions)``, or None when nothing was sealed. It holds
+    under the filter that follows (no new executable memory) and Landlock
+    (``/proc/<pid>/mem`` not writable)."""
+    if not request:
+        return None
+    try:
+        count = code_seal.seal(request.get("addresses") or [])
+    except OSError as exc:
+        problems.append(f"code seal ({request.get('what')}): {exc.strerror or exc}; "
+                        "only the guard in the box's own interpreter stands")
+        return None
+    for mapping in code_seal.open_code():
+        problems.append(f"code seal: writable or shared executable memory at {mapping}")
+    return str(request.get("what")), count
+
+
 def memory_words(config, lim, filtered, no_shm):
-    """What bounds the box's memory, in words a TA reads without a manual."""
+    """What bounds the box's memory, in words a TA reads without a manual; what
+    does not hold is said too."""
     if config.get("memory_bound"):  # a cgroup counts everything the box holds
         return config["memory_bound"]
     mib = lim["memory_bytes"] // 2**20
@@ -237,9 +268,15 @@ def memory_words(config, lim, filtered, no_shm):
              f"(no cgroup: the box's total is not one number)"]
     held = [f"{lim['scratch_bytes'] // 2**20} MiB scratch"]
     if filtered:
-        held.append("memfd refused")
+        held.append("memfd, System V and POSIX IPC, socket pairs, epoll, inotify, splice and record locks refused, "
+                    "pipes at 64 KiB")
     if no_shm:
         held.append("no /dev/shm")
     if lim.get("max_open_files"):
         held.append(f"{lim['max_open_files']} more open files")
-    return "; ".join(words + [", ".join(held)])
+    held.append(f"{limits.PENDING_SIGNALS} pending signals and timers")
+    words.append(", ".join(held))
+    if not filtered:
+        words.append("NOT bounded (no syscall filter): memfd, System V shared memory and message queues, "
+                     "socket buffers, record locks")
+    return "; ".join(words)

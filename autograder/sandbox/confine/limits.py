@@ -29,6 +29,13 @@ def _set(limit_name, value):
         pass  # the platform refuses this limit: timeouts still apply
 
 
+# Kernel memory a box may hold outside its address space, counted per user by the
+# kernel (per uid in the box's user namespace): queued signals and POSIX timers
+# (each a sigqueue entry) and POSIX message queue bytes (also refused by the filter).
+PENDING_SIGNALS = 128
+MESSAGE_QUEUE_BYTES = 0
+
+
 def current_address_space():
     """Bytes of virtual memory this process maps now (Linux), else None."""
     try:
@@ -56,6 +63,8 @@ def apply_limits(memory_bytes, cpu_seconds, max_processes, max_file_bytes, own_u
         _set("RLIMIT_NPROC", running + int(max_processes))
     _set("RLIMIT_FSIZE", int(max_file_bytes))
     _set("RLIMIT_CORE", 0)
+    _set("RLIMIT_SIGPENDING", PENDING_SIGNALS)
+    _set("RLIMIT_MSGQUEUE", MESSAGE_QUEUE_BYTES)
     if open_files:
         _set("RLIMIT_NOFILE", _open_now() + int(open_files))
     if nice:

@@ -1,0 +1,116 @@
+"""What the class got wrong: the students grouped by their diagnosis.
+
+Each graded student's results carry, per module, the first thing to fix
+(``extra_data.diagnosis``: the TODO, the test that shows it and the feedback
+the student read; :mod:`autograder.judging.feedback`). Students with the same
+module, TODO and test made the same kind of mistake in one mechanism: one group,
+with how many students, the feedback each read (the same words for most), and
+who they are. The largest group first; only the students in the statistics
+(a student who never started would fill every group with "not written yet").
+"""
+import collections
+import dataclasses
+
+from autograder import active_assignment
+from autograder.i18n import render
+from autograder.i18n import text as t
+from autograder.class_reports.class_report import module_columns, title_of
+from autograder.class_reports.vocabulary import listed
+from autograder.reports.html_page import esc, esc_block
+from autograder.reports.safe_text import markdown_code, markdown_text
+
+
+@dataclasses.dataclass
+class Group:
+    module: str
+    todo: object        # the TODO number (None: code the stub gives)
+    test: str           # the title of the test that shows the mistake (the mechanism)
+    feedback: dict = dataclasses.field(default_factory=dict)   # message -> [(row index, student)]
+
+    @property
+    def students(self):
+        return [who for members in self.feedback.values() for who in members]
+
+    def most_read_first(self):
+        return sorted(self.feedback.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+def _todo(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def group(rows):
+    """``[Group]`` of the counted students, most students first."""
+    groups = {}
+    for index, row in enumerate(rows):
+        if not row.counted:
+            continue
+        extra = row.data.get("extra_data") if isinstance(row.data.get("extra_data"), dict) else {}
+        diagnosis = extra.get("diagnosis") if isinstance(extra.get("diagnosis"), dict) else {}
+        for module, entry in diagnosis.items():
+            if not isinstance(entry, dict):
+                continue
+            key = (str(module), _todo(entry.get("todo")), title_of(entry.get("test"), module))
+            found = groups.setdefault(key, Group(*key))
+            found.feedback.setdefault(str(entry.get("message") or ""), []).append((index, row.student))
+    order = {module: place for place, module in enumerate(module_columns(rows))}
+    return sorted(groups.values(), key=lambda g: (-len(g.students), order.get(g.module, len(order)),
+                                                  g.todo or 0, g.test))
+
+
+def todo_name(module, todo, lang):
+    """``TODO 2 (what it builds)`` in ``lang``, or a note that the stub gave the code."""
+    if todo is None:
+        return t("code the template gives (no TODO)", lang)
+    builds = active_assignment.current().todos.get(module, {}).get(todo)
+    return t("TODO {todo}: {builds}", lang, todo=todo, builds=render(builds, lang)) if builds else f"TODO {todo}"
+
+
+def wrong_html(rows, lang, anchor=lambda index: f"student-{index}"):
+    """The section of report.html."""
+    groups = group(rows)
+    parts = ["<h2 id=\"wrong\">" + t("What the class got wrong", lang) + "</h2>"]
+    if not groups:
+        return parts[0] + "<p>" + t("No diagnosis: every counted student passed every test.", lang) + "</p>"
+    parts.append("<p class=\"muted\">" + t(
+        "The first thing to fix of each student, per module, grouped by the TODO and the test that shows it; the "
+        "largest group first. Students left out of the statistics are not in it.", lang) + "</p>")
+    for found in groups:
+        count = len(found.students)
+        parts.append("<section class=\"wrong\"><h3>" + t("{n} student(s)", lang, n=count)
+                     + f" &middot; <code>{esc(found.module, 60)}</code> &middot; {esc(todo_name(found.module, found.todo, lang), 300)}</h3>"
+                     + "<p>" + t("Shown by: {test}", lang, test=f"<i>{esc(found.test, 300)}</i>") + "</p>")
+        for message, members in found.most_read_first():
+            links = listed([f'<a href="#{anchor(index)}">{esc(student, 200)}</a>' for index, student in members], lang)
+            parts.append("<div class=\"feedback\"><p>" + t("Read by {n}: {students}", lang, n=len(members),
+                                                            students=links)
+                         + f"</p><pre>{esc_block(message, 3000, 30)}</pre></div>")
+        parts.append("</section>")
+    return "\n".join(parts)
+
+
+def wrong_markdown(rows, lang):
+    """The section of report.md."""
+    groups = group(rows)
+    lines = ["## " + t("What the class got wrong", lang), ""]
+    if not groups:
+        return lines + [t("No diagnosis: every counted student passed every test.", lang), ""]
+    lines += [t("The first thing to fix of each student, per module, grouped by the TODO and the test that shows "
+                "it; the largest group first. Students left out of the statistics are not in it.", lang), ""]
+    for found in groups:
+        how_many = t("{n} student(s)", lang, n=len(found.students))
+        lines += [f"### {how_many} · {markdown_code(found.module)} · "
+                  f"{markdown_text(todo_name(found.module, found.todo, lang), 300)}", "",
+                  t("Shown by: {test}", lang, test=markdown_text(found.test, 300)), ""]
+        for message, members in found.most_read_first():
+            names = listed([markdown_text(student, 200) for _, student in members], lang)
+            read = t("Read by {n}: {students}", lang, n=len(members), students=names)
+            quoted = [("  > " + markdown_text(line, 600)).rstrip() for line in message.splitlines()[:30]]
+            lines += [f"- {read}", ""] + quoted + [""]
+    return lines
+
+
+def counts(rows):
+    """``{(module, todo, test): students}``: the groups' sizes (tests and tools)."""
+    return collections.OrderedDict(((g.module, g.todo, g.test), len(g.students)) for g in group(rows))
+

@@ -1,0 +1,82 @@
+"""A graded class written as grade-many leaves it (results files and run.json, no
+grading), with a folder of every kind a TA's ROOT holds: students with work of
+their own (right, wrong in the same way, wrong elsewhere), one who never
+started, one whose grading crashed, a plain folder graded without a deadline
+check, a notes folder and a repository without commits. Student names are
+Chinese (so a Chinese page's English words are ours, not theirs)."""
+from autograder.batch import plan
+from autograder.batch.jobs import add_extra_data, zero_report
+from autograder.class_reports import write as class_write
+from autograder.judging import results
+from autograder.reports.gradescope import write_results
+
+DEADLINE = "2026-12-15T23:59:00+08:00"
+NORM_FEEDBACK = "先从 TODO 2 入手：范数实际 12，期望 13；12 是仅 [12] 的范数。"
+GROWTH_FEEDBACK = "先从 TODO 4 入手：update_scale 返回 (4.0, 2)，期望 (8.0, 0)。"
+# The counted students' totals: the mean is 85 over them (70.8 with the one who never started).
+COUNTED = {"王小明": 100, "李华": 75, "张三": 75, "赵六": 75, "纯文件夹": 100}
+LEFT_OUT = {"空白": "no work since the template", "孙七": "crashed", "notes": "no submission",
+            "empty-repo": "no commit before deadline"}
+FOLDERS_ONLY = ("empty-repo", "notes")
+NOTES_REASON = ("no submission found: notes/ has no exercises/ folder and none of amp_update.py, loss_scaler.py, "
+                "amp_training_step.py")
+TIMEOUT_REASON = "grading did not finish within 900 s and was stopped"
+PROBLEM = "Landlock unavailable on this kernel"   # the sandbox's own words, shown as they are
+
+
+def _test(module, ident, title, passed, output="通过。", visibility="visible"):
+    return results.TestResult(name=f"{module}: {title}", module=module, max_score=25.0, score=25.0 if passed else 0.0,
+                              passed=passed, output=output, visibility=visibility, test_id=f"test_{ident}")
+
+
+def _tests(norm=True, unscale=True, growth=True, backoff=True, output="通过。"):
+    return [_test("amp_update", "norm", "全局范数是 13", norm, output if not norm else "通过。"),
+            _test("amp_update", "unscale", "反缩放不修改输入", unscale, output if not unscale else "通过。", "hidden"),
+            _test("loss_scaler", "growth", "间隔 2 后增长", growth, output if not growth else "通过。"),
+            _test("loss_scaler", "backoff", "溢出时回退", backoff, output if not backoff else "通过。", "hidden")]
+
+
+def _commit(sha):
+    return {"deadline": DEADLINE, "source": "committed", "sha": sha * 20, "committed_at": "2026-12-14T20:00:00+08:00",
+            "later_commits": 0}
+
+
+def _write(out, student, tests, diagnosis=None, flags=(), commit=None, isolation=None):
+    report = results.GradeReport(tests=tests, seed=5, submission="x", flags=list(flags), lang="zh",
+                                 isolation=isolation or {"confined": True, "problems": []}, diagnosis=diagnosis or {})
+    path = out / student / "results.json"
+    write_results(report, path)
+    if commit:
+        add_extra_data(path, {"submission_commit": commit})
+
+
+def build(out, report_lang="zh"):
+    """Write the class's files into ``out`` and its report; returns the manifest."""
+    norm = {"amp_update": {"todo": 2, "test": "amp_update: 全局范数是 13", "message": NORM_FEEDBACK}}
+    growth = {"loss_scaler": {"todo": 4, "test": "loss_scaler: 间隔 2 后增长", "message": GROWTH_FEEDBACK}}
+    _write(out, "王小明", _tests(), commit=_commit("a1"))
+    _write(out, "李华", _tests(norm=False, output=NORM_FEEDBACK), norm, commit=dict(_commit("b2"), later_commits=2),
+           flags=["protected file .github/workflows/classroom.yml differs from the template"])
+    _write(out, "张三", _tests(norm=False, output=NORM_FEEDBACK), norm, commit=_commit("c3"))
+    _write(out, "赵六", _tests(growth=False, output=GROWTH_FEEDBACK), growth, commit=_commit("d4"),
+           isolation={"confined": False, "problems": [PROBLEM]})
+    _write(out, "纯文件夹", _tests(), commit={"deadline": DEADLINE, "source": "working tree"})
+    stubs = {"amp_update": {"todo": 1, "test": "amp_update: 全局范数是 13", "message": "TODO 1 还没有实现。"}}
+    _write(out, "空白", _tests(False, False, False, False, "TODO 1 还没有实现。"), stubs, commit=_commit("e5"))
+    entries = {name: {"status": "ok", "reason": ""} for name in COUNTED}
+    entries["纯文件夹"]["submission_commit"] = {"deadline": DEADLINE, "source": "working tree"}
+    entries["空白"] = {"status": "ok", "reason": "", "unchanged_stubs": True}
+    entries["孙七"] = {"status": "crashed", "reason": TIMEOUT_REASON}
+    entries["notes"] = {"status": "no submission", "reason": NOTES_REASON}
+    entries["empty-repo"] = {"status": "no commit before deadline", "reason": "the repository has no commit",
+                             "submission_commit": {"deadline": DEADLINE, "source": "committed", "sha": None,
+                                                   "later_commits": 0}}
+    for student in ("孙七", "notes", "empty-repo"):
+        write_results(zero_report(student, 5, entries[student]["status"], entries[student]["reason"]),
+                      out / student / "results.json")
+    add_extra_data(out / "empty-repo" / "results.json", {"submission_commit": entries["empty-repo"]["submission_commit"]})
+    plan.settle_entries(entries)   # what a finished batch records in run.json
+    manifest = {"seed": 5, "report_lang": report_lang, "students": entries,
+                "deadline": {"deadline": DEADLINE, "source": "committed", "also_latest": False}}
+    class_write.write_all(out, manifest)
+    return manifest
