@@ -28,9 +28,19 @@ class ShapeError(ValueError):
     """An answer that does not have its declared shape (``mistyped``: the value at
     ``path`` itself has the wrong type, as opposed to something inside it)."""
 
-    def __init__(self, message, path=None, mistyped=False):
-        super().__init__(message)
+    def __init__(self, problem, path, mistyped=False):
+        super().__init__(f"{_where(path)}: {problem}")
         self.path, self.mistyped = path, mistyped
+
+
+# A place in an answer is the root's name or (the parent's place, key): built for every value
+# checked, turned into text (``value['scales'][3]``) only when a check fails.
+def _where(path):
+    keys = []
+    while isinstance(path, tuple):
+        path, key = path
+        keys.append(f"[{key[:40]!r}]" if isinstance(key, str) else f"[{key}]")
+    return path + "".join(reversed(keys))
 
 
 def _kind(value):
@@ -39,10 +49,12 @@ def _kind(value):
 
 
 def _fail(path, shape, value):
-    raise ShapeError(f"{path}: expected {shape.describe()}, got {_kind(value)}", path, mistyped=True)
+    raise ShapeError(f"expected {shape.describe()}, got {_kind(value)}", path, mistyped=True)
 
 
 class Shape:
+    types = None  # the Python types a value of this shape can have (None: any), to pick alternatives
+
     def check(self, value, path):  # pragma: no cover - every shape defines it
         raise NotImplementedError
 
@@ -52,7 +64,7 @@ class Shape:
 
 class _Exact(Shape):
     def __init__(self, types, words):
-        self.types, self.words = types, words
+        self.types, self.words = frozenset(types), words
 
     def check(self, value, path):
         if type(value) not in self.types:
@@ -82,18 +94,28 @@ ANY = _Any()
 class Tensor(Shape):
     """A tensor; ``dtype`` (``"float32"``) and ``shape`` (a tuple) when they are fixed."""
 
+    _types = None
+
     def __init__(self, dtype=None, shape=None):
         self.dtype, self.shape = dtype, None if shape is None else tuple(shape)
 
+    @property
+    def types(self):
+        if Tensor._types is None:
+            import torch  # the judge holds torch already; process A never checks an answer
+
+            Tensor._types = frozenset((torch.Tensor,))
+        return Tensor._types
+
     def check(self, value, path):
-        import torch  # the judge holds torch already; process A never checks an answer
+        import torch
 
         if type(value) is not torch.Tensor:
             _fail(path, self, value)
         if self.dtype is not None and value.dtype != getattr(torch, self.dtype):
-            raise ShapeError(f"{path}: expected a {self.dtype} tensor, got {str(value.dtype)[6:]}")
+            raise ShapeError(f"expected a {self.dtype} tensor, got {str(value.dtype)[6:]}", path)
         if self.shape is not None and tuple(value.shape) != self.shape:
-            raise ShapeError(f"{path}: expected a tensor of shape {self.shape}, got {tuple(value.shape)}")
+            raise ShapeError(f"expected a tensor of shape {self.shape}, got {tuple(value.shape)}", path)
 
     def describe(self):
         return f"a {self.dtype} tensor" if self.dtype else "a tensor"
@@ -105,6 +127,7 @@ def _entries(count):
 
 class ListOf(Shape):
     """A list of ``item``; ``length`` exactly, or between ``min_length`` and ``max_length``."""
+    types = frozenset((list,))
 
     def __init__(self, item, length=None, min_length=0, max_length=None):
         self.item = item
@@ -118,9 +141,10 @@ class ListOf(Shape):
             wanted = (_entries(self.min_length) if self.min_length == self.max_length
                       else f"{self.min_length} to {_entries(self.max_length)}" if self.max_length is not None
                       else f"at least {_entries(self.min_length)}")
-            raise ShapeError(f"{path}: expected {wanted}, got {len(value)}")
+            raise ShapeError(f"expected {wanted}, got {len(value)}", path)
+        check_item = self.item.check
         for index, item in enumerate(value):
-            self.item.check(item, f"{path}[{index}]")
+            check_item(item, (path, index))
 
     def describe(self):
         return "a list"
@@ -128,6 +152,7 @@ class ListOf(Shape):
 
 class Items(Shape):
     """A list of exactly these positions (e.g. ``[line, source text]``)."""
+    types = frozenset((list,))
 
     def __init__(self, *items):
         self.items = items
@@ -136,9 +161,9 @@ class Items(Shape):
         if type(value) is not list:
             _fail(path, self, value)
         if len(value) != len(self.items):
-            raise ShapeError(f"{path}: expected {_entries(len(self.items))}, got {len(value)}")
+            raise ShapeError(f"expected {_entries(len(self.items))}, got {len(value)}", path)
         for index, (item, shape) in enumerate(zip(value, self.items)):
-            shape.check(item, f"{path}[{index}]")
+            shape.check(item, (path, index))
 
     def describe(self):
         return f"a list of {len(self.items)}"
@@ -151,6 +176,7 @@ def _keys_text(keys, limit=4):
 
 class Record(Shape):
     """A dict with exactly the keys of ``fields`` and maybe those of ``optional``."""
+    types = frozenset((dict,))
 
     def __init__(self, fields, optional=None):
         self.fields, self.optional = dict(fields), dict(optional or {})
@@ -160,12 +186,12 @@ class Record(Shape):
             _fail(path, self, value)
         missing = self.fields.keys() - value.keys()
         if missing:
-            raise ShapeError(f"{path}: no {_keys_text(missing)}")
+            raise ShapeError(f"no {_keys_text(missing)}", path)
         extra = value.keys() - self.fields.keys() - self.optional.keys()
         if extra:
-            raise ShapeError(f"{path}: unexpected {_keys_text(extra)}")
+            raise ShapeError(f"unexpected {_keys_text(extra)}", path)
         for key, item in value.items():
-            (self.fields.get(key) or self.optional[key]).check(item, f"{path}[{key!r}]")
+            (self.fields.get(key) or self.optional[key]).check(item, (path, key))
 
     def describe(self):
         return f"a dict of {_keys_text(self.fields)}"
@@ -173,6 +199,7 @@ class Record(Shape):
 
 class MapOf(Shape):
     """A dict of string keys (exactly ``keys`` when given) to ``value`` each."""
+    types = frozenset((dict,))
 
     def __init__(self, value, keys=None):
         self.value, self.keys = value, None if keys is None else frozenset(keys)
@@ -182,12 +209,13 @@ class MapOf(Shape):
             _fail(path, self, value)
         if self.keys is not None and value.keys() != self.keys:
             missing = self.keys - value.keys()
-            raise ShapeError(f"{path}: no {_keys_text(missing)}" if missing
-                             else f"{path}: unexpected {_keys_text(value.keys() - self.keys)}")
+            raise ShapeError(f"no {_keys_text(missing)}" if missing
+                             else f"unexpected {_keys_text(value.keys() - self.keys)}", path)
+        check_item = self.value.check
         for key, item in value.items():
             if type(key) is not str:
-                raise ShapeError(f"{path}: a key that is not a string")
-            self.value.check(item, f"{path}[{key[:40]!r}]")
+                raise ShapeError("a key that is not a string", path)
+            check_item(item, (path, key))
 
     def describe(self):
         return "a dict"
@@ -196,17 +224,23 @@ class MapOf(Shape):
 class _OneOf(Shape):
     def __init__(self, shapes):
         self.shapes = shapes
+        kinds = [shape.types for shape in shapes]
+        self.types = None if any(kind is None for kind in kinds) else frozenset().union(*kinds)
 
     def check(self, value, path):
+        # only the alternatives a value of its type can fit are tried: an answer of many
+        # values pays no failed alternative for each
+        fitting = [shape for shape in self.shapes if shape.types is None or type(value) in shape.types]
+        if len(fitting) == 1:
+            return fitting[0].check(value, path)
         problems = []
-        for shape in self.shapes:
+        for shape in fitting:
             try:
-                shape.check(value, path)
-                return
+                return shape.check(value, path)
             except ShapeError as exc:
                 problems.append(exc)
         # an alternative that fits the value's type and fails inside it says more than the list
-        inside = [exc for exc in problems if not (exc.mistyped and exc.path == path)]
+        inside = [exc for exc in problems if not (exc.mistyped and exc.path is path)]
         if len(inside) == 1:
             raise inside[0]
         _fail(path, self, value)
@@ -233,10 +267,14 @@ class Where(Shape):
     def __init__(self, shape, rule, what):
         self.shape, self.rule, self.what = shape, rule, what
 
+    @property
+    def types(self):
+        return self.shape.types
+
     def check(self, value, path):
         self.shape.check(value, path)
         if not self.rule(value):
-            raise ShapeError(f"{path}: {self.what}")
+            raise ShapeError(self.what, path)
 
     def describe(self):
         return self.shape.describe()
