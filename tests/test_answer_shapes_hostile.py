@@ -1,5 +1,5 @@
 """Hostile submissions that answer for their own box: every module rewrites each answer
-its worker sends (the wire's ``send_frame``, reached through ``sys.modules``) into a
+its worker sends (the wire's ``send_frame``, found in the worker's frames) into a
 well-formed frame with the right request id and a wrong shape -- a list where a run
 returns a dict, a key missing, a string where a tensor goes, a run's lists cut short,
 nested dicts, tensors of another dtype, a huge list, no record of what the guard refused.
@@ -23,7 +23,19 @@ pytestmark = pytest.mark.hostile
 FORGER = '''
 import sys as _sys, zlib as _zlib
 
-_wire = _sys.modules.get("autograder.sandbox.wire")
+
+def _worker_wire():
+    """The wire module the worker serving this import uses, found in its own frames."""
+    frame = _sys._getframe()
+    while frame is not None:
+        found = frame.f_globals.get("wire")
+        if hasattr(found, "send_frame") and hasattr(found, "recv_frame"):
+            return found
+        frame = frame.f_back
+    return None
+
+
+_wire = _worker_wire()
 _LAST = {}
 
 
