@@ -48,3 +48,13 @@ def test_wire_decode_benchmark_prints_a_ratio_per_answer(capsys):
     assert module.main(["--rounds", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.endswith("x")]
     assert [row[:22].strip() for row in rows] == list(module.ELEMENTS)
+
+
+def test_answer_shapes_benchmark_prints_a_ratio_per_answer(capsys):
+    spec = importlib.util.spec_from_file_location("bench_answer_shapes",
+                                                  ROOT / "benchmarks" / "bench_answer_shapes.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--rounds", "1"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.endswith("x")]
+    assert [row[:22].strip() for row in rows] == list(module.ANSWERS)
