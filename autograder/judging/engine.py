@@ -134,6 +134,8 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
             prestart(sandboxes.values(), modules)
             results = run_suites(sandboxes, seed, include_hidden, modules)
             leftovers = uids.kill_leftovers(uid)
+            printed = {module: summary for module, sandbox in sandboxes.items()
+                       if (summary := sandbox.printed.summary())}
         if leftovers:
             flags.append(f"{leftovers} process(es) of this submission were still running after its "
                          "boxes were closed and were killed")
@@ -158,7 +160,7 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
         return GradeReport(tests=results, seed=seed, submission=str(submission_dir),
                            duration=time.monotonic() - started, flags=flags, notes=notes,
                            isolation=confinement, lab=optional_info, diagnosis=diagnosis, lang=lang,
-                           hidden_not_run=not_run)
+                           hidden_not_run=not_run, printed=printed)
     finally:
         if own_boxes:
             boxes.close()

@@ -180,6 +180,31 @@ def _test_blocks(tests, lang, max_lines, width, group=False):
     return lines
 
 
+def _size(count):
+    return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 1024:.1f} KiB" if count >= 1024 \
+        else f"{count} B"
+
+
+def printed_lines(report, lang, verbose, width):
+    """What the student's code printed: with ``verbose``, each module's first lines
+    (escaped, as received); else one line per module saying how much."""
+    lines = []
+    for module, entry in report.printed.items():  # tidy: every entry well-formed
+        module = safe_text.terminal_line(module, limit=40)
+        size = _size(entry["bytes"])
+        if not verbose:
+            lines += wrap.wrap(t("{module} printed {size} while it was graded (--verbose shows the first lines).",
+                                 lang, module=module, size=size), width)
+            continue
+        lines += wrap.wrap(t("{module} printed {size} while it was graded; the first lines:", lang,
+                             module=module, size=size), width)
+        for line in safe_text.terminal_lines(entry["head"], None, limit=300):
+            lines += wrap.wrap_hanging(line, width, "  | ")
+        if entry["more"]:
+            lines.append("  | …")
+    return lines
+
+
 def _footer(report, lang):
     visible_passed, visible_total = report.count("visible")
     hidden_passed, hidden_total = report.count("hidden")
@@ -222,6 +247,9 @@ def render(report, mode="compact", lang=None, show_output=None, width=None):
         lines += [""] + wrap.wrap(t("Failed tests ({count}); each module's first thing to fix is listed first:",
                                     lang, count=len(failed)), width)
         lines += _test_blocks(failed, lang, OUTPUT_LINES, width, group=True)
+    printed = printed_lines(report, lang, mode == "verbose", width)
+    if printed:
+        lines += [""] + printed
     tail = ["", _footer(report, lang)]
     if mode != "verbose" and len(report.tests) > len(failed):
         tail.append(t("Passed tests are not listed: --verbose shows every test.", lang))

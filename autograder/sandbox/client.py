@@ -4,7 +4,13 @@ time limits, and turns every answer into an :class:`Outcome`.
 
 A worker that hangs, crashes or breaks the protocol is killed with its whole
 box, and the next request starts a new box, until the module's time budget is
-spent. Answers are untrusted input: they are read against a deadline, with a
+spent. A call that prints past ``Limits.call_output_bytes`` is stopped and
+reported as such (:mod:`autograder.sandbox.printed`). Once a call of a module
+has run out of time or printed too much, every later call of that module gets
+a short limit (``Limits.after_timeout``, or ten times its slowest answered call
+if that is more) and a quarter of the output: an endless loop costs its first
+call's limit, then fractions of a second, and the module's other functions are
+still graded. Answers are untrusted input: they are read against a deadline, with a
 size bound, and decoded with bounds on depth and size
 (:mod:`autograder.sandbox.wire`); anything malformed is the student's call's
 protocol error, never the grader's.
@@ -18,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 
 from autograder import active_assignment
 from autograder.i18n import _
-from autograder.sandbox import call_clock, wire
+from autograder.sandbox import call_clock, printed, wire
 from autograder.sandbox.boxes import BoxError
 
 def disabled_layers():
@@ -38,6 +44,10 @@ def box_config(spec, module, limits, **extra):
 @dataclass
 class Limits:
     call_timeout: float = 20.0      # seconds charged to one call (the box's own time: call_clock.py)
+    # Seconds charged to each call of a module once one of its calls timed out (at least ten times
+    # its slowest answered call): a correct call takes milliseconds, however it is written.
+    after_timeout: float = 0.5
+    call_output_bytes: int = 256 * 2**10  # what one call may print before it is stopped
     import_timeout: float = 30.0    # seconds charged to importing the module
     module_budget: float = 150.0    # seconds charged to all calls of one module
     memory_bytes: int = 3 * 2**30   # extra address space on top of torch's
@@ -83,9 +93,16 @@ class StudentError:
             return _("{file} could not be imported: {error}", file=module_file, error=self.headline())
         if self.kind == "exception":
             return _("Your code raised {error}", error=self.headline())
+        if self.kind == "timeout" and self.type == "after_timeout":
+            return _("Your code did not finish within {seconds} s (once one call of a module has run out of "
+                     "time, each later call gets {seconds} s): look for an endless loop.", seconds=self.message)
         if self.kind == "timeout":
             return _("Your code did not finish within {seconds} s: look for an endless loop or work that "
                      "grows with the input.", seconds=self.message)
+        if self.kind == "output":
+            return _("Your code printed more than {size} during one call and was stopped there: is a print "
+                     "inside a loop (perhaps one that never ends)? Print less, or only while you debug one "
+                     "case, and grade again.", size=self.message)
         if self.kind == "crash":
             return _("The process running your code stopped ({status}). Did it call exit()/os._exit(), run "
                      "out of memory or crash the interpreter?", status=self.message)
@@ -97,6 +114,15 @@ class StudentError:
         return _("Your code's answer could not be read ({problem}). The process running your code sent "
                  "something that is not a valid answer: did it write to the grader's socket or print binary "
                  "data there?", problem=self.message)
+
+
+
+def _size_text(count):
+    return f"{count // 2**20} MiB" if count >= 2**20 and not count % 2**20 else f"{count // 1024} KiB"
+
+
+class _PrintedTooMuch(Exception):
+    """The running call printed past its limit."""
 
 
 @dataclass
@@ -134,6 +160,9 @@ class Sandbox:
         self._import_error = None
         self._cpu_mark = None     # the box's CPU count when the last call's clock stopped
         self._pending = None      # a box asked for by prestart(), not yet confined
+        self.hurried = False      # a call ran out of time or printed too much: later calls get less
+        self.slowest = 0.0        # the most one answered call was charged (seconds)
+        self.printed = printed.PrintedOutput(spec.get("log"))
 
     def wanted(self):
         return bool(self.spec.get("present")) and not self.spec.get("problem")
@@ -209,7 +238,8 @@ class Sandbox:
     # -- requests -----------------------------------------------------------
     def _wait_for_answer(self, sock, timeout, clock, backstop):
         """Until the answer starts to arrive; raises socket.timeout once the call
-        was charged ``timeout`` seconds (:mod:`call_clock`), or at the backstop."""
+        was charged ``timeout`` seconds (:mod:`call_clock`), or at the backstop,
+        and _PrintedTooMuch once it printed past its limit."""
         while True:
             now = time.monotonic()
             if now >= backstop:
@@ -217,26 +247,33 @@ class Sandbox:
             ready, _, _ = select.select([sock], [], [], min(call_clock.POLL_S, backstop - now))
             if ready:
                 return
+            if self.printed.grew_past(self._output_limit()):
+                raise _PrintedTooMuch()
             if clock.update() >= timeout:
                 raise socket.timeout("time limit")
 
-    def _request(self, message, timeout):
+    def _request(self, message, timeout, short=False):
         request_id = secrets.token_hex(8)
         clock = call_clock.CallClock(self._box, since=self._cpu_mark)
         deadline = clock.backstop(timeout)
         sock = self._box.sock
+        self.printed.start_call()
         try:
             wire.send_frame(sock, dict(message, id=request_id), deadline=deadline)
             while True:
-                if clock.counting:
-                    self._wait_for_answer(sock, timeout, clock, deadline)
+                self._wait_for_answer(sock, timeout, clock, deadline)
                 frame = wire.recv_frame(sock, deadline=deadline, max_bytes=wire.MAX_REPLY_BYTES)
                 if frame.get("id") == request_id:
                     break  # anything else is stale or forged: skip it, the deadline still runs
-        except socket.timeout:
+        except (socket.timeout, _PrintedTooMuch):
+            limit = self._output_limit()
+            storm = self.printed.printed_by_call() > limit  # a print storm, not a loop
             self._charge(clock)
             self.close()
-            return Outcome(False, error=StudentError("timeout", message=f"{timeout:g}"))
+            self.hurried = True
+            if storm:
+                return Outcome(False, error=StudentError("output", message=_size_text(limit)))
+            return Outcome(False, error=StudentError("timeout", "after_timeout" if short else "", f"{timeout:g}"))
         except (EOFError, OSError):
             self._charge(clock)
             status = self._exit_status()
@@ -246,7 +283,7 @@ class Sandbox:
             self._charge(clock)
             self.close()
             return Outcome(False, error=StudentError("protocol", message=str(exc)[:200]))
-        self._charge(clock)
+        self.slowest = max(self.slowest, self._charge(clock))
         delegation = frame.get("delegation")
         if isinstance(delegation, list):
             for item in delegation[:20]:
@@ -254,10 +291,17 @@ class Sandbox:
                     self.delegation.append(item[:200])
         return self._outcome(frame)
 
+    def _output_limit(self):
+        return self.limits.call_output_bytes // 4 if self.hurried else self.limits.call_output_bytes
+
     def _charge(self, clock):
-        self.spent += clock.finish()
+        """Charge the call that ``clock`` timed; returns what it cost."""
+        charged = clock.finish()
+        self.spent += charged
         self.wall_spent += time.monotonic() - clock.started
         self._cpu_mark = clock.last_cpu if clock.counting else None
+        self.printed.end_call()
+        return charged
 
     def _outcome(self, frame):
         if not frame.get("ok"):
@@ -303,8 +347,12 @@ class Sandbox:
         error = self._ensure_started()
         if error is not None:
             return Outcome(False, error=error)
+        limit = timeout or self.limits.call_timeout
+        short = self.hurried and max(self.limits.after_timeout, 10 * self.slowest) < limit
+        if short:
+            limit = max(self.limits.after_timeout, 10 * self.slowest)
         remaining = self.limits.module_budget - self.spent
-        return self._request(message, max(0.5, min(timeout or self.limits.call_timeout, remaining)))
+        return self._request(message, max(0.5, min(limit, remaining)), short)
 
     def call(self, function, *args, timeout=None, **kwargs):
         """Call ``<module>.<function>(*args, **kwargs)`` in the worker."""
