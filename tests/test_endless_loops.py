@@ -17,7 +17,7 @@ from helpers import box_specs, solution_source
 from autograder.i18n import render
 from autograder.reports import terminal
 from autograder.sandbox.boxes import start_boxes
-from autograder.sandbox.client import Limits, Sandbox
+from autograder.sandbox.client import Limits, Sandbox, StudentError
 
 VARIANTS = pathlib.Path(__file__).parent / "variants"
 SLOW_CORRECT = (VARIANTS / "amp_update_element_loops.py").read_text(encoding="utf-8")
@@ -114,3 +114,24 @@ def test_what_a_module_printed_is_shown_escaped_and_bounded(grade_dir):
     assert "printed" not in terminal.render(report, mode="quiet", lang="en", width=80)
     again = type(report).from_gradescope(report.to_gradescope())  # through results.json, as `grade` shows it
     assert again.printed == report.printed
+
+
+@pytest.mark.parametrize("statement", ["import loss_scaler", "from loss_scaler import LossScaler",
+                                       "from exercises.loss_scaler import LossScaler"])
+def test_importing_another_exercise_is_explained(grade_dir, statement):
+    source = statement + "\n" + solution_source("amp_training_step")
+    report = grade_dir({"amp_training_step": source}, seed=4)
+    tests = [test for test in report.tests if test.module == "amp_training_step"]
+    assert tests and not any(test.passed for test in tests)
+    error = tests[0].error
+    english, chinese = (render(error.describe("amp_training_step.py"), lang) for lang in ("en", "zh"))
+    other = "exercises/" if "exercises" in statement else "loss_scaler.py"
+    assert f"amp_training_step.py imports {other}" in english and "on its own" in english
+    assert other in chinese and "单独评分" in chinese
+
+
+def test_an_import_of_anything_else_is_left_as_python_said_it():
+    for error in (StudentError("import", "ModuleNotFoundError", "No module named 'numpy'"),
+                  StudentError("exception", "ModuleNotFoundError", "No module named 'amp_update_helpers'"),
+                  StudentError("exception", "ValueError", "No module named 'loss_scaler'")):
+        assert "on its own" not in render(error.describe("amp_update.py"), "en")

@@ -16,6 +16,7 @@ size bound, and decoded with bounds on depth and size
 protocol error, never the grader's.
 """
 import os
+import re
 import secrets
 import select
 import socket
@@ -82,6 +83,11 @@ class StudentError:
 
     def describe(self, module_file):
         """What went wrong, for the student (an :class:`autograder.i18n.Message`)."""
+        other = self.imported_exercise()
+        if other:
+            return _("{file} imports {other}: every module is graded on its own, so one exercise file cannot "
+                     "import another. Copy what {file} needs from {other} into {file}.", file=module_file,
+                     other=other)
         if self.kind == "missing":
             if self.message:
                 return _("{file} {problem}: it was not graded.", file=module_file, problem=self.message)
@@ -115,6 +121,17 @@ class StudentError:
                  "something that is not a valid answer: did it write to the grader's socket or print binary "
                  "data there?", problem=self.message)
 
+
+    def imported_exercise(self):
+        """The other exercise file this error's import asked for ('' if none)."""
+        if self.type not in ("ModuleNotFoundError", "ImportError") or self.kind not in ("import", "exception"):
+            return ""
+        # Python's words, or the worker's for the blocked package (exercises.<module>)
+        found = re.match(r"No module named '([\w.]+)'|importing '([\w.]+)' is not allowed", self.message)
+        parts = (found.group(1) or found.group(2)).split(".") if found else [""]
+        if parts[0] == "exercises":  # the worker refuses the package before Python names the module
+            return parts[1] + ".py" if len(parts) > 1 else "exercises/"
+        return parts[0] + ".py" if parts[0] in active_assignment.current().modules else ""
 
 
 def _size_text(count):
