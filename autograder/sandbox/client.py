@@ -5,12 +5,10 @@ time limits, and turns every answer into an :class:`Outcome`.
 A worker that hangs, crashes or breaks the protocol is killed with its whole
 box, and the next request starts a new box, until the module's time budget is
 spent. A call that prints past ``Limits.call_output_bytes`` is stopped and
-reported as such (:mod:`autograder.sandbox.printed`). Once a call of a module
-has run out of time or printed too much, every later call of that module gets
-a short limit (``Limits.after_timeout``, or ten times its slowest answered call
-if that is more) and a quarter of the output: an endless loop costs its first
-call's limit, then fractions of a second, and the module's other functions are
-still graded. Answers are untrusted input: they are read against a deadline, with a
+reported as such; once a call of a module has run out of time or printed too
+much, its later calls get a short limit (:class:`~autograder.sandbox.call_clock.Allowance`):
+an endless loop costs seconds, and the module's other functions are still
+graded. Answers are untrusted input: they are read against a deadline, with a
 size bound, and decoded with bounds on depth and size
 (:mod:`autograder.sandbox.wire`); anything malformed is the student's call's
 protocol error, never the grader's.
@@ -25,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 
 from autograder import active_assignment
 from autograder.i18n import _
-from autograder.sandbox import call_clock, printed, wire
+from autograder.sandbox import call_clock, wire
 from autograder.sandbox.boxes import BoxError
 
 def disabled_layers():
@@ -177,9 +175,9 @@ class Sandbox:
         self._import_error = None
         self._cpu_mark = None     # the box's CPU count when the last call's clock stopped
         self._pending = None      # a box asked for by prestart(), not yet confined
-        self.hurried = False      # a call ran out of time or printed too much: later calls get less
-        self.slowest = 0.0        # the most one answered call was charged (seconds)
-        self.printed = printed.PrintedOutput(spec.get("log"))
+        self.allowance = call_clock.Allowance(self.limits.call_timeout, self.limits.after_timeout,
+                                              self.limits.call_output_bytes)
+        self.printed = call_clock.PrintedOutput(spec.get("log"))
 
     def wanted(self):
         return bool(self.spec.get("present")) and not self.spec.get("problem")
@@ -264,7 +262,7 @@ class Sandbox:
             ready, _, _ = select.select([sock], [], [], min(call_clock.POLL_S, backstop - now))
             if ready:
                 return
-            if self.printed.grew_past(self._output_limit()):
+            if self.printed.printed_by_call() > self.allowance.output_bytes():
                 raise _PrintedTooMuch()
             if clock.update() >= timeout:
                 raise socket.timeout("time limit")
@@ -283,11 +281,11 @@ class Sandbox:
                 if frame.get("id") == request_id:
                     break  # anything else is stale or forged: skip it, the deadline still runs
         except (socket.timeout, _PrintedTooMuch):
-            limit = self._output_limit()
+            limit = self.allowance.output_bytes()
             storm = self.printed.printed_by_call() > limit  # a print storm, not a loop
             self._charge(clock)
             self.close()
-            self.hurried = True
+            self.allowance.overran()
             if storm:
                 return Outcome(False, error=StudentError("output", message=_size_text(limit)))
             return Outcome(False, error=StudentError("timeout", "after_timeout" if short else "", f"{timeout:g}"))
@@ -300,16 +298,13 @@ class Sandbox:
             self._charge(clock)
             self.close()
             return Outcome(False, error=StudentError("protocol", message=str(exc)[:200]))
-        self.slowest = max(self.slowest, self._charge(clock))
+        self.allowance.answered(self._charge(clock))
         delegation = frame.get("delegation")
         if isinstance(delegation, list):
             for item in delegation[:20]:
                 if isinstance(item, str) and item[:200] not in self.delegation:
                     self.delegation.append(item[:200])
         return self._outcome(frame)
-
-    def _output_limit(self):
-        return self.limits.call_output_bytes // 4 if self.hurried else self.limits.call_output_bytes
 
     def _charge(self, clock):
         """Charge the call that ``clock`` timed; returns what it cost."""
@@ -364,10 +359,7 @@ class Sandbox:
         error = self._ensure_started()
         if error is not None:
             return Outcome(False, error=error)
-        limit = timeout or self.limits.call_timeout
-        short = self.hurried and max(self.limits.after_timeout, 10 * self.slowest) < limit
-        if short:
-            limit = max(self.limits.after_timeout, 10 * self.slowest)
+        limit, short = self.allowance.seconds(timeout)
         remaining = self.limits.module_budget - self.spent
         return self._request(message, max(0.5, min(limit, remaining)), short)
 
@@ -410,61 +402,3 @@ def prestart(sandboxes, modules=None):
         if not modules or sandbox.module_name in modules:
             sandbox.request_box()
 
-
-def probe_isolation(boxes, limits):
-    """What a box would get on this machine, found by starting one that runs no
-    student code (grade-many asks before grading a class)."""
-    return start_probe(boxes, limits).result()
-
-
-class _Probe:
-    """A probe box asked for: it confines itself while the caller goes on."""
-
-    def __init__(self, boxes, limits):
-        import tempfile
-
-        from autograder.intake import submission
-        from autograder.sandbox import boxes as box_factories, uids
-        from autograder.sandbox.confine import platforms
-
-        self._area = self._box = self._report = self._error = None
-        self._boxes = boxes
-        try:
-            self._area = tempfile.TemporaryDirectory(prefix="amp-probe-")
-            uid = uids.allocate(1)[0]
-            area = self._area.name
-            specs, _ = submission.take(area, area, uid, uid)  # an empty submission: nothing to read
-            first = active_assignment.current().modules[0]
-            config = box_config(specs[first], first, limits, probe=True)
-            if isinstance(boxes, box_factories.SpawnBoxes):
-                self._report = platforms.wrap_command([], config)[1]
-            else:
-                self._box = boxes.request_box(config)
-        except Exception as exc:  # noqa: BLE001 - given back by result()
-            self._error = exc
-
-    def result(self):
-        """The probe box's isolation report (raises what starting it raised)."""
-        try:
-            if self._error is not None:
-                raise self._error
-            if self._box is not None:
-                box, self._box = self._box, None
-                box = self._boxes.finish_box(box, 60.0)
-                box.close()
-                self._report = box.isolation
-            return self._report
-        finally:
-            self.close()
-
-    def close(self):
-        if self._box is not None:
-            self._box.close()
-            self._box = None
-        if self._area is not None:
-            self._area.cleanup()
-
-
-def start_probe(boxes, limits):
-    """Ask for a probe box now; :meth:`_Probe.result` waits for its report."""
-    return _Probe(boxes, limits)
