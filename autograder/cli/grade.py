@@ -109,7 +109,17 @@ def preload_outputs():
 
 
 def write_outputs(report, args):
-    from autograder.reports import gradescope, github_files, summary_md, terminal
+    from autograder.reports import terminal
+
+    write_files(report, args)
+    mode = "quiet" if args.quiet else "verbose" if args.verbose else "compact"
+    print_report(terminal.render(report, mode=mode, lang=args.lang)
+                 + "\n" + t("results written to {path}", args.lang, path=args.results))
+
+
+def write_files(report, args):
+    """results.json and, where asked for, the Classroom output and the job summary."""
+    from autograder.reports import gradescope, github_files, summary_md
 
     gradescope.write_results(report, args.results)
     if args.classroom:
@@ -125,9 +135,6 @@ def write_outputs(report, args):
     summary = args.summary or (os.environ.get("GITHUB_STEP_SUMMARY") if args.classroom else None)
     if summary:
         github_files.append_summary(summary, summary_md.render(report))
-    mode = "quiet" if args.quiet else "verbose" if args.verbose else "compact"
-    print_report(terminal.render(report, mode=mode, lang=args.lang)
-                 + "\n" + t("results written to {path}", args.lang, path=args.results))
 
 
 def default_submission(cwd=None):
@@ -188,14 +195,19 @@ def run(args):
         return 2
     try:
         preload_outputs()
+        from autograder.cli.running_test import RunningTest
         from autograder.judge_process.grading import grade_in_clean_process
 
         if usage_error:
             report = _crash_report(display, args.seed, usage_error, args.lang)
         else:
-            report = grade_in_clean_process(submission, seed=args.seed, include_hidden=not args.visible_only,
-                                            flags=tamper_flags(submission), lang=args.lang, modules=args.module,
-                                            display_dir=display)
+            running = RunningTest(args.lang)
+            try:
+                report = grade_in_clean_process(submission, seed=args.seed, include_hidden=not args.visible_only,
+                                                flags=tamper_flags(submission), lang=args.lang,
+                                                modules=args.module, display_dir=display, on_wait=running)
+            finally:
+                running.clear()
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the judge and its boxes are gone already
         warn(t("Interrupted: the grade was stopped before it finished and no results were written.", args.lang))
         return 130

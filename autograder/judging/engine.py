@@ -132,8 +132,10 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
             sources = {module: submission.source_of(specs[module]) for module in assignment.modules}
             sandboxes = {module: Sandbox(module, specs[module], boxes, limits) for module in assignment.modules}
             prestart(sandboxes.values(), modules)
-            results = run_suites(sandboxes, seed, include_hidden, modules)
-            leftovers = uids.kill_leftovers(uid)
+            try:
+                results = run_suites(sandboxes, seed, include_hidden, modules)
+            finally:  # a cancelled grade (watch) leaves nothing running either
+                leftovers = uids.kill_leftovers(uid)
             printed = {module: summary for module, sandbox in sandboxes.items()
                        if (summary := sandbox.printed.summary())}
         if leftovers:

@@ -35,6 +35,9 @@ RLIMIT_FSIZE on the log (``Limits.max_file_bytes``): past it a write fails
 (Python ignores SIGXFSZ). Every box of a module appends to the same log, so the
 judge empties it once it has grown past :data:`KEEP_BYTES` (its head kept
 first): a module that prints a lot in many calls never meets the kernel's bound.
+
+A call also ends when its grade is cancelled (:func:`cancel_when`: ``watch``
+grades a newer save instead): the wait raises :class:`Cancelled`.
 """
 import os
 import time
@@ -169,3 +172,22 @@ class PrintedOutput:
         lines = self.head.decode("utf-8", "replace").splitlines()
         return {"bytes": total, "head": "\n".join(lines[:HEAD_LINES]),
                 "more": total > len(self.head) or len(lines) > HEAD_LINES}
+
+
+class Cancelled(KeyboardInterrupt):
+    """The grade was cancelled: it unwinds as Ctrl-C does, closing its boxes,
+    and no test records it as its own failure."""
+
+
+_cancel_file = [None]
+
+
+def cancel_when(path):
+    """From now on a grade is cancelled once the file ``path`` exists (None: never)."""
+    _cancel_file[0] = path
+
+
+def check_cancelled():
+    """Raise :class:`Cancelled` if the grade was cancelled (a stat, only where ``watch`` asked)."""
+    if _cancel_file[0] is not None and os.path.exists(_cancel_file[0]):
+        raise Cancelled()

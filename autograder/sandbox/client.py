@@ -262,6 +262,7 @@ class Sandbox:
             ready, _, _ = select.select([sock], [], [], min(call_clock.POLL_S, backstop - now))
             if ready:
                 return
+            call_clock.check_cancelled()
             if self.printed.printed_by_call() > self.allowance.output_bytes():
                 raise _PrintedTooMuch()
             if clock.update() >= timeout:
