@@ -2,6 +2,7 @@
 run, never writes into exercises/, says what to do when the environment is not
 set up, and gives "push again" advice only inside GitHub Actions."""
 import json
+import re
 import os
 import pathlib
 import subprocess
@@ -75,3 +76,46 @@ def test_without_the_venv_it_says_what_to_do(tmp_path):
     assert "Traceback" not in done.stderr and "activate" in done.stderr and "torch" in done.stderr
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["score"] == 0 and "pip install -r requirements.txt" in results["tests"][0]["output"]
+
+
+def _unconfined_report(platform, monkeypatch, tmp_path):
+    """A grade whose boxes got what the spawned workers of ``platform`` get."""
+    from autograder.judging.results import GradeReport, TestResult
+    from autograder.sandbox import isolation
+    from autograder.sandbox.confine import platforms
+
+    monkeypatch.setattr(platforms.sys, "platform", platform)
+    monkeypatch.setattr(platforms.os, "name", "nt" if platform == "win32" else "posix")
+    monkeypatch.setattr(platforms.shutil, "which", lambda name: None)
+    monkeypatch.setattr(platforms.os.path, "exists", lambda path: platform == "darwin")
+    config = {"scratch": str(tmp_path), "log": str(tmp_path / "log"), "uid": None}
+    report = isolation.combine([platforms.wrap_command(["python"], config)[1]])
+    monkeypatch.undo()
+    assert report["confined"] is False
+    test = TestResult(name="amp_update: a test", module="amp_update", max_score=1.0, score=1.0, passed=True,
+                      output="", visibility="visible")
+    return GradeReport(tests=[test], seed=1, isolation=report, lang="zh")
+
+
+def test_a_students_own_grade_on_macos_or_windows_says_what_that_means_in_their_language(monkeypatch, tmp_path):
+    from autograder.reports import terminal
+
+    for platform in ("darwin", "win32"):
+        report = _unconfined_report(platform, monkeypatch, tmp_path)
+        student = terminal.render(report, lang="zh", width=80, audience="student")
+        assert "你的代码在这里没有运行在沙箱中" in student and "分数的计算方式与 GitHub 上完全相同" in student
+        assert "警告" not in student and "人工核查" not in student
+        assert not re.search(r"macOS:|Windows:|no process namespace|confinement exists", student)
+        english = terminal.render(report, lang="en", width=80, audience="student")
+        assert "your score is computed exactly as on GitHub" in english.replace("\n", " ")
+        staff = terminal.render(report, lang="zh", width=80)  # grade-many, --submission, --classroom
+        assert "警告" in staff and "人工核查" in staff and ("macOS:" in staff or "Windows:" in staff)
+
+
+def test_only_a_students_own_grade_is_read_as_theirs():
+    args = type("Args", (), {"submission": None, "classroom": False})
+    assert cli_grade.audience(args) == "student"
+    args.submission = "path/to/exercises"
+    assert cli_grade.audience(args) == "staff"
+    args.submission, args.classroom = None, True
+    assert cli_grade.audience(args) == "staff"

@@ -113,8 +113,14 @@ def write_outputs(report, args):
 
     write_files(report, args)
     mode = "quiet" if args.quiet else "verbose" if args.verbose else "compact"
-    print_report(terminal.render(report, mode=mode, lang=args.lang)
+    print_report(terminal.render(report, mode=mode, lang=args.lang, audience=audience(args))
                  + "\n" + t("results written to {path}", args.lang, path=args.results))
+
+
+def audience(args):
+    """Who reads this grade: a student grading their own exercises/ ("student"), or
+    staff (``--submission``: someone's folder; ``--classroom``: the course's record)."""
+    return "staff" if getattr(args, "submission", None) or getattr(args, "classroom", False) else "student"
 
 
 def write_files(report, args):

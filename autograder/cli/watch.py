@@ -123,9 +123,10 @@ def _draw(report, status, args):
     columns, rows = shutil.get_terminal_size((80, 24))
     status = [piece for line in status for piece in wrap.wrap(line, terminal.terminal_width(columns))]
     if not sys.stdout.isatty():
-        cli_grade.print_report(terminal.render(report, mode=mode, lang=args.lang) + "\n" + "\n".join(status))
+        cli_grade.print_report(terminal.render(report, mode=mode, lang=args.lang, audience=cli_grade.audience(args))
+                               + "\n" + "\n".join(status))
         return
-    text = terminal.render(report, mode=mode, lang=args.lang, width=columns,
+    text = terminal.render(report, mode=mode, lang=args.lang, width=columns, audience=cli_grade.audience(args),
                            height=max(rows - 1 - len(status), 8) if mode == "compact" else None)
     lines = safe_text.terminal_block("\n".join([text] + status)).split("\n")
     sys.stdout.write(HOME + "".join(line + ERASE_LINE + "\n" for line in lines) + ERASE_BELOW)

@@ -45,7 +45,12 @@ def terminal_width(width=None):
     return max(int(width), MIN_WIDTH)
 
 
-def isolation_lines(isolation, lang="en"):
+def isolation_lines(isolation, lang="en", audience="staff"):
+    """What confined the code. ``audience``: "staff" (someone else's code: a loud
+    warning and the sandbox's own reasons) or "student" (a local grade of one's own
+    work: what it means for them, in their language)."""
+    if isolation_view.unconfined(isolation) and audience == "student":
+        return [isolation_view.UNCONFINED_FOR_STUDENTS.render(lang)]
     if isolation_view.unconfined(isolation):
         lines = ["!!! " + t("WARNING", lang) + ": " + isolation_view.UNCONFINED_WARNING.render(lang)]
         lines += [f"!!!   - {safe_text.terminal_line(problem)}" for problem in isolation_view.problems(isolation)]
@@ -247,10 +252,11 @@ def _visible_folder():
         return str(folder)
 
 
-def render(report, mode="compact", lang=None, show_output=None, width=None, height=None):
+def render(report, mode="compact", lang=None, show_output=None, width=None, height=None, audience="staff"):
     """The report as text, no line wider than ``width`` (default: the terminal's).
     ``height`` (compact mode, ``watch``'s screen): at most that many lines where the
     table, the diagnosis and the footer fit; the failed tests fill what is left.
+    ``audience``: "student" for a student's grade of their own work (see :func:`isolation_lines`).
     ``show_output=False`` is the old spelling of ``mode='quiet'``."""
     if show_output is False:
         mode = "quiet"
@@ -275,7 +281,7 @@ def render(report, mode="compact", lang=None, show_output=None, width=None, heig
     tail = ["", _footer(report, lang)]
     if mode != "verbose" and len(report.tests) > len(failed) and height is None:
         tail.append(t("Passed tests are not listed: --verbose shows every test.", lang))
-    tail += isolation_lines(report.isolation, lang)
+    tail += isolation_lines(report.isolation, lang, audience)
     tail += [safe_text.terminal_line(note) for note in report.notes]
     warning = t("WARNING", lang)
     flags = [f"{warning}: {safe_text.terminal_line(flag)}" for flag in report.flags]
