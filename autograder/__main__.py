@@ -8,6 +8,7 @@ import argparse
 import importlib
 import importlib.util
 import sys
+import warnings
 
 # command name -> module that implements it
 COMMANDS = {
@@ -60,6 +61,9 @@ def build_parser(selected=None):
 
 
 def main(argv=None):
+    # torch's import asks for numpy, which the grader never needs (not in requirements.txt):
+    # without it torch warns on every command that imports it (conformance, check-lab...)
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
     argv = list(sys.argv[1:] if argv is None else argv)
     # Import only the module of the command asked for (fast start-up).
     selected = argv[0] if argv and argv[0] in commands() else None

@@ -119,3 +119,31 @@ def test_only_a_students_own_grade_is_read_as_theirs():
     assert cli_grade.audience(args) == "staff"
     args.submission, args.classroom = None, True
     assert cli_grade.audience(args) == "staff"
+
+
+WITHOUT_NUMPY = '''
+import sys
+class _NoNumpy:  # a student's environment: requirements.txt brings no numpy
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "numpy":
+            raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
+sys.meta_path.insert(0, _NoNumpy())
+'''
+
+
+def test_no_numpy_warning_where_numpy_is_not_installed(tmp_path):
+    """torch warns on import without numpy; neither the public tests nor conformance show it."""
+    (tmp_path / "sitecustomize.py").write_text(WITHOUT_NUMPY)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), AMP_EXERCISES_DIR=str(ROOT / "solutions"))
+    torch_alone = subprocess.run([sys.executable, "-c", "import torch"], env=env, capture_output=True, text=True)
+    assert "Failed to initialize NumPy" in torch_alone.stderr  # the simulation holds
+    public = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                             str(ROOT / "exercises" / "tests" / "test_amp_update.py")], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert public.returncode == 0, public.stdout[-2000:]
+    assert "NumPy" not in public.stdout + public.stderr
+    conformance = subprocess.run([sys.executable, "-m", "autograder", "conformance", "--submission",
+                                  str(ROOT / "solutions"), "--lang", "en"], cwd=ROOT, env=env,
+                                 capture_output=True, text=True, timeout=300)
+    assert conformance.returncode == 0, conformance.stdout + conformance.stderr
+    assert "NumPy" not in conformance.stdout + conformance.stderr
