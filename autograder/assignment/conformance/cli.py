@@ -70,19 +70,29 @@ def check_submission(folder, boxes=None, limits=None):
             boxes.close()
 
 
-def render(verdicts, lang):
+def render(verdicts, lang, width=None):
+    """The verdicts, each failure with the TODO to look at, wrapped to ``width``
+    (default: the terminal's)."""
     from autograder.assignment.conformance.check import CHECKS, FILE
+    from autograder.judging import todo_graph
+    from autograder.reports import terminal, wrap
 
-    lines = [t("Framework conformance of {file} with torch.amp.GradScaler('cpu') (the chapter's "
-               "check_amp_framework_conformance, end of Step 4):", lang, file=FILE)]
+    width = terminal.terminal_width(width)
+    lines = wrap.wrap(t("Framework conformance of {file} with torch.amp.GradScaler('cpu') (the chapter's "
+                        "check_amp_framework_conformance, end of Step 4):", lang, file=FILE), width)
     for verdict in verdicts:
         mark = t("PASS", lang) if verdict.passed else t("FAIL", lang)
-        lines.append(f"  [{mark}] {verdict.name}: {CHECKS[verdict.name].render(lang)}")
+        lines += wrap.wrap(f"  [{mark}] {verdict.name}: {CHECKS[verdict.name].render(lang)}", width, hang="     ")
         if verdict.reason is not None:
-            lines.append("         " + verdict.reason.render(lang))
+            reason = verdict.reason.render(lang)
+            if verdict.todo and not verdict.unwritten:
+                reason = t("TODO {todo} ({title}): {reason}", lang, todo=verdict.todo,
+                           title=todo_graph.title(verdict.todo) or "", reason=reason)
+            lines += wrap.wrap_hanging(reason, width, "         ")
     failed = [verdict.name for verdict in verdicts if not verdict.passed]
-    lines.append(t("{failed} of {total} checks failed: {names}.", lang, failed=len(failed), total=len(verdicts),
-                   names=", ".join(failed)) if failed else t("All {total} checks passed.", lang, total=len(verdicts)))
+    lines += wrap.wrap(t("{failed} of {total} checks failed: {names}.", lang, failed=len(failed), total=len(verdicts),
+                         names=", ".join(failed)) if failed else t("All {total} checks passed.", lang,
+                                                                   total=len(verdicts)), width)
     return "\n".join(lines)
 
 
