@@ -65,10 +65,16 @@ def main(argv=None):
     # without it torch warns on every command that imports it (conformance, check-lab...)
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
     argv = list(sys.argv[1:] if argv is None else argv)
+    from autograder import locations
+
+    # argparse's words in the run's language: a module of the commands' room, loaded by
+    # name as the commands are
+    argparse_text = importlib.import_module("autograder.cli.argparse_text")
     # Import only the module of the command asked for (fast start-up).
     selected = argv[0] if argv and argv[0] in commands() else None
-    parser = build_parser(selected)
-    args = parser.parse_args(argv)
+    with argparse_text.translated(argparse_text.language_asked(argv, str(locations.REPO_ROOT))):
+        parser = build_parser(selected)
+        args = parser.parse_args(argv)
     return args.func(args)
 
 

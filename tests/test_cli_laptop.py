@@ -147,3 +147,28 @@ def test_no_numpy_warning_where_numpy_is_not_installed(tmp_path):
                                  capture_output=True, text=True, timeout=300)
     assert conformance.returncode == 0, conformance.stdout + conformance.stderr
     assert "NumPy" not in conformance.stdout + conformance.stderr
+
+
+def test_argparse_speaks_the_students_language(capsys):
+    import argparse
+
+    import pytest
+
+    from autograder.__main__ import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["grade", "--lang", "zh", "--module", "nope"])
+    error = capsys.readouterr().err
+    assert stopped.value.code == 2
+    assert error.startswith("用法：python -m autograder grade")
+    assert "python -m autograder grade：错误：参数 --module：无效的选项值 'nope'（可选：'amp_update'" in error
+    assert "usage:" not in error and "invalid choice" not in error
+    with pytest.raises(SystemExit):
+        main(["watch", "--help", "--lang=zh"])
+    shown = capsys.readouterr().out
+    assert "显示本帮助并退出" in shown and "选项" in shown and "保存" in shown and "show this help" not in shown
+    with pytest.raises(SystemExit):
+        main(["grade", "--lang", "en", "--seed", "x"])
+    error = capsys.readouterr().err
+    assert error.startswith("usage: ") and "error: argument --seed: invalid int value: 'x'" in error
+    assert argparse._("usage: ") == "usage: "  # argparse is itself again afterwards

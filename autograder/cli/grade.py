@@ -19,7 +19,9 @@ REPOSITORY_ROOT = locations.REPO_ROOT
 
 
 def add_parser(subparsers):
-    lang = resolve_language(root=str(REPOSITORY_ROOT))
+    from autograder.cli.argparse_text import help_language
+
+    lang = help_language(str(REPOSITORY_ROOT))
     parser = subparsers.add_parser("grade", help=t("grade a submission (default: exercises/)", lang),
                                    description=t("Grade your exercises with the grader's visible tests, and its hidden "
                                                  "tests where they are installed (not in a student repository).", lang))

@@ -30,7 +30,9 @@ CHANGE_LINES = 2  # what the fixed (or newly failing) tests may take on watch's 
 
 
 def add_parser(subparsers):
-    lang = resolve_language(root=str(cli_grade.REPOSITORY_ROOT))
+    from autograder.cli.argparse_text import help_language
+
+    lang = help_language(str(cli_grade.REPOSITORY_ROOT))
     parser = subparsers.add_parser("watch", help=t("grade again each time you save a module", lang),
                                    description=t("Grade your exercises, then grade again each time a module of the "
                                                  "folder is saved, showing which tests were fixed and which now "

@@ -17,7 +17,9 @@ REPOSITORY_ROOT = locations.REPO_ROOT
 
 
 def add_parser(subparsers):
-    lang = resolve_language(root=str(REPOSITORY_ROOT))
+    from autograder.cli.argparse_text import help_language
+
+    lang = help_language(str(REPOSITORY_ROOT))
     parser = subparsers.add_parser(
         "conformance", help=t("check amp_update.py against torch.amp.GradScaler (the chapter's optional check)", lang),
         description=t("Run the chapter's framework conformance check (check_amp_framework_conformance, end of "
