@@ -135,3 +135,14 @@ def test_an_import_of_anything_else_is_left_as_python_said_it():
                   StudentError("exception", "ModuleNotFoundError", "No module named 'amp_update_helpers'"),
                   StudentError("exception", "ValueError", "No module named 'loss_scaler'")):
         assert "on its own" not in render(error.describe("amp_update.py"), "en")
+
+
+def test_a_print_storm_at_import_is_the_modules_one_problem(grade_dir):
+    report = grade_dir({"amp_update": "while True:\n    print('loading', list(range(50)))\n"}, seed=8)
+    tests = [test for test in report.tests if test.module == "amp_update"]
+    assert tests and not any(test.passed for test in tests)
+    error = tests[0].error
+    assert (error.kind, error.type) == ("import", "PrintedTooMuch")
+    assert "Importing amp_update.py printed more than 256 KiB" in render(error.describe("amp_update.py"), "en")
+    assert all(test.error is None or test.error.kind == "import" for test in tests)
+    assert report.printed["amp_update"]["head"].startswith("loading [0, 1, 2")

@@ -94,6 +94,9 @@ class StudentError:
             if self.type == "Timeout":
                 return _("Importing {file} took longer than {seconds} s: does it run work at import time?",
                          file=module_file, seconds=self.message)
+            if self.type == "PrintedTooMuch":
+                return _("Importing {file} printed more than {size} and was stopped: does it print in a loop at "
+                         "import time?", file=module_file, size=self.message)
             return _("{file} could not be imported: {error}", file=module_file, error=self.headline())
         if self.kind == "exception":
             return _("Your code raised {error}", error=self.headline())
@@ -118,7 +121,6 @@ class StudentError:
         return _("Your code's answer could not be read ({problem}). The process running your code sent "
                  "something that is not a valid answer: did it write to the grader's socket or print binary "
                  "data there?", problem=self.message)
-
 
     def imported_exercise(self):
         """The other exercise file this error's import asked for ('' if none)."""
@@ -224,6 +226,8 @@ class Sandbox:
                 error = StudentError("import", "Timeout", error.message)
             elif error.kind == "protocol":
                 error = StudentError("import", "ProtocolError", error.message)
+            elif error.kind == "output":
+                error = StudentError("import", "PrintedTooMuch", error.message)
             elif error.kind != "exception":
                 error = StudentError("import", "ProcessExit", error.message)
             self._import_error = StudentError("import", error.type, error.message, error.traceback,
