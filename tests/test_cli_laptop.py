@@ -172,3 +172,14 @@ def test_argparse_speaks_the_students_language(capsys):
     error = capsys.readouterr().err
     assert error.startswith("usage: ") and "error: argument --seed: invalid int value: 'x'" in error
     assert argparse._("usage: ") == "usage: "  # argparse is itself again afterwards
+
+
+def test_a_warning_wraps_at_the_terminals_width(capsys, monkeypatch):
+    from rich.cells import cell_len
+
+    monkeypatch.setenv("COLUMNS", "80")
+    problem = cli_grade.usage_problem(pathlib.Path("no/such/folder/anywhere"), "zh")
+    cli_grade.warn(problem)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) > 1 and all(cell_len(line) <= 80 for line in lines), lines
+    assert "".join(lines).replace(" ", "") == problem.replace(" ", "")

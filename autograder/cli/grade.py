@@ -7,6 +7,7 @@ written, with one failed test that says so.
 import importlib.util
 import os
 import pathlib
+import shutil
 import sys
 import traceback
 
@@ -94,9 +95,19 @@ def print_report(text, stream=None, environ=None):
 
 
 def warn(message):
+    """``message`` on standard error, escaped and wrapped at the terminal's width (as it is
+    where rich, which measures Chinese text, is not installed yet)."""
     from autograder.reports import safe_text
 
-    print(safe_text.terminal_block(message), file=sys.stderr)
+    text = safe_text.terminal_block(message)
+    try:
+        from autograder.reports import wrap
+    except ImportError:  # a laptop without the requirements: the message says what to install
+        print(text, file=sys.stderr)
+        return
+    width = max(shutil.get_terminal_size((80, 24)).columns, 40)
+    print("\n".join(piece for line in text.split("\n") for piece in (wrap.wrap(line, width) or [""])),
+          file=sys.stderr)
 
 
 def preload_outputs():
