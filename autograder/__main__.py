@@ -4,7 +4,6 @@ Each command lives in its own module, which exposes ``add_parser(subparsers)``
 and sets ``func`` on its parser; ``func(args)`` returns the exit code.
 Modules are imported lazily so that ``check-lab`` stays fast (no torch).
 """
-import argparse
 import importlib
 import importlib.util
 import sys
@@ -37,7 +36,9 @@ def commands():
 def build_parser(selected=None):
     from autograder import active_assignment
 
-    parser = argparse.ArgumentParser(
+    # argparse's parser, its messages wrapped at the terminal's width and in the run's
+    # language (a module of the commands' room, loaded by name as the commands are)
+    parser = importlib.import_module("autograder.cli.argparse_text").Parser(
         prog="python -m autograder",
         description=f"Grade the {active_assignment.current().title} exercises.",
     )
@@ -67,8 +68,6 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     from autograder import locations
 
-    # argparse's words in the run's language: a module of the commands' room, loaded by
-    # name as the commands are
     argparse_text = importlib.import_module("autograder.cli.argparse_text")
     # Import only the module of the command asked for (fast start-up).
     selected = argv[0] if argv and argv[0] in commands() else None

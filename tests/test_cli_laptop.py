@@ -3,6 +3,8 @@ run, never writes into exercises/, says what to do when the environment is not
 set up, and gives "push again" advice only inside GitHub Actions."""
 import json
 import re
+
+import pytest
 import os
 import pathlib
 import subprocess
@@ -161,7 +163,8 @@ def test_argparse_speaks_the_students_language(capsys):
     error = capsys.readouterr().err
     assert stopped.value.code == 2
     assert error.startswith("用法：python -m autograder grade")
-    assert "python -m autograder grade：错误：参数 --module：无效的选项值 'nope'（可选：'amp_update'" in error
+    assert "python -m autograder grade：错误：参数 --module：无效的选项值 'nope'（可选：'amp_update'" in \
+        error.replace("\n", "")
     assert "usage:" not in error and "invalid choice" not in error
     with pytest.raises(SystemExit):
         main(["watch", "--help", "--lang=zh"])
@@ -170,7 +173,7 @@ def test_argparse_speaks_the_students_language(capsys):
     with pytest.raises(SystemExit):
         main(["grade", "--lang", "en", "--seed", "x"])
     error = capsys.readouterr().err
-    assert error.startswith("usage: ") and "error: argument --seed: invalid int value: 'x'" in error
+    assert error.startswith("usage: ") and "error: argument --seed: invalid int value: 'x'" in " ".join(error.split())
     assert argparse._("usage: ") == "usage: "  # argparse is itself again afterwards
 
 
@@ -183,3 +186,23 @@ def test_a_warning_wraps_at_the_terminals_width(capsys, monkeypatch):
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) > 1 and all(cell_len(line) <= 80 for line in lines), lines
     assert "".join(lines).replace(" ", "") == problem.replace(" ", "")
+
+
+@pytest.mark.parametrize("argv", [["grade", "--help"], ["watch", "--help"], ["grade", "--module", "nope"],
+                                  ["nope"], ["grade", "--quiet", "--verbose"]])
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_argparse_output_wraps_at_80_columns_between_words(capsys, monkeypatch, argv, lang):
+    from rich.cells import cell_len
+
+    from autograder.__main__ import main
+
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main([*argv, "--lang", lang])
+    shown = capsys.readouterr()
+    lines = (shown.out + shown.err).splitlines()
+    assert lines and all(cell_len(line) <= 80 for line in lines), "\n".join(lines)
+    text = "\n".join(lines)
+    for name in ("amp_update", "loss_scaler", "amp_training_step"):  # never "amp" / "_update"
+        assert text.count(name) == " ".join(text.split()).count(name)
+    assert "{amp_update," not in text  # --module MODULE: the choices are listed in its help

@@ -8,9 +8,16 @@ are listed here so that the catalog tools find them and the catalogs translate t
 up there while the command line is parsed. These are the messages of the Python
 versions the course uses (3.11, 3.12): one another version words differently stays
 English, which is what it was.
+
+:class:`Parser` prints what argparse prints (usage, help, errors) wrapped at the
+terminal's width between words: argparse counts characters, not the two cells of
+a Chinese one, and never wraps its error messages.
 """
 import argparse
 import contextlib
+import re
+import shutil
+import sys
 
 from autograder.i18n import _, catalog
 
@@ -25,6 +32,46 @@ IDS = (
     _("expected %s arguments"), _("ignored explicit argument %r"),
     _("unknown parser %(parser_name)r (choices: %(choices)s)"),
 )
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage, help and errors wrap at the terminal's width."""
+
+    def print_usage(self, file=None):
+        _write(self.format_usage(), file or sys.stdout)
+
+    def print_help(self, file=None):
+        _write(self.format_help(), file or sys.stdout)
+
+    def exit(self, status=0, message=None):
+        if message:
+            _write(message, sys.stderr)
+        sys.exit(status)
+
+
+def _write(text, file):
+    from rich.cells import cell_len
+
+    from autograder.reports import wrap
+
+    width = max(shutil.get_terminal_size((80, 24)).columns, 40)
+    source, lines = text.split("\n"), []
+    while source:
+        line = source.pop(0)
+        # an option's help continues under its help column: argparse broke it at spaces,
+        # counting characters, so it is joined again and wrapped by cells
+        column = re.match(r"( +)(\S(?:\S| (?! ))*  +)\S", line) if line.startswith("  ") else None
+        if column and cell_len(column.group(1) + column.group(2)) < width // 2:
+            indent = " " * cell_len(column.group(1) + column.group(2))
+            while source and source[0].startswith(indent) and source[0][len(indent):][:1] not in ("", " "):
+                line += " " + source.pop(0).strip()
+            lines += wrap.wrap(line, width, hang=" " * cell_len(column.group(2)))
+        else:
+            lines += wrap.wrap(line, width) if line else [""]
+    try:
+        file.write("\n".join(lines))
+    except (AttributeError, OSError):
+        pass
 
 
 _asked = [None]  # the language of the command line being parsed

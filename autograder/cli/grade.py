@@ -48,8 +48,8 @@ def add_grade_options(parser, lang):
     parser.add_argument("--visible-only", action="store_true",
                         help=t("run only the visible tests, even where hidden tests are installed", lang))
     choices = [*assignment.modules] + ([assignment.optional_module] if assignment.optional_module else [])
-    parser.add_argument("--module", action="append", choices=choices, default=None,
-                        help=t("grade only this module (repeatable)", lang))
+    parser.add_argument("--module", action="append", choices=choices, default=None, metavar="MODULE",
+                        help=t("grade only this module (repeatable): {modules}", lang, modules=", ".join(choices)))
     parser.add_argument("--lang", choices=LANGUAGES, default=None,
                         help=t("language of the feedback (default: [tool.autograder] lang in pyproject.toml, "
                                "or $AUTOGRADER_LANG)", lang))
