@@ -106,3 +106,15 @@ def test_a_failure_names_its_todo_and_every_line_fits_80_columns(tmp_path, share
                 assert f"{last} {next_}" in wide, (first, second)
     stub, _problem = check_submission(ROOT / "exercises", boxes=shared_boxes)
     assert "TODO 1 (" not in render(stub, "en")  # "stopped at TODO 1: it is not written yet" says it already
+
+
+def test_a_loop_in_unscale_is_blamed_on_todo_1_in_every_check(tmp_path, shared_boxes):
+    looping = mutate("amp_update", ("    gradients = [None if gradient is None else gradient / scale for gradient in "
+                                    "scaled_gradients]\n", "    while True:\n        pass\n"))
+    folder = make_submission(tmp_path / "submission", {"amp_update": looping})
+    from autograder.sandbox.client import Limits
+
+    verdicts, _problem = check_submission(folder, boxes=shared_boxes, limits=Limits(call_timeout=2.0))
+    failed = [verdict for verdict in verdicts if not verdict.passed]
+    assert {verdict.todo for verdict in failed} == {1}, [(v.name, v.todo) for v in failed]
+    assert render(verdicts, "en").count("TODO 1 (unscale_gradients") == 3
