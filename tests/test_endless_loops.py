@@ -128,6 +128,7 @@ def test_importing_another_exercise_is_explained(grade_dir, statement):
     other = "exercises/" if "exercises" in statement else "loss_scaler.py"
     assert f"amp_training_step.py imports {other}" in english and "on its own" in english
     assert other in chinese and "单独评分" in chinese
+    assert "imports" in tests[0].output and "on its own" in report.diagnosis["amp_training_step"]["message"]
 
 
 def test_an_import_of_anything_else_is_left_as_python_said_it():
@@ -144,5 +145,7 @@ def test_a_print_storm_at_import_is_the_modules_one_problem(grade_dir):
     error = tests[0].error
     assert (error.kind, error.type) == ("import", "PrintedTooMuch")
     assert "Importing amp_update.py printed more than 256 KiB" in render(error.describe("amp_update.py"), "en")
+    assert "printed more than 256 KiB" in tests[0].output and "ProcessExit" not in tests[0].output
+    assert "printed more than 256 KiB" in report.diagnosis["amp_update"]["message"]
     assert all(test.error is None or test.error.kind == "import" for test in tests)
     assert report.printed["amp_update"]["head"].startswith("loading [0, 1, 2")

@@ -83,6 +83,8 @@ def _traceback_tail(error):
 
 
 def import_message(error, file_label):
+    if error.type in ("Timeout", "PrintedTooMuch") or error.imported_exercise():
+        return error.describe(file_label)  # the sandbox says what it means (a loop, a print, another exercise)
     return _("{file} could not be imported: {error}", file=file_label, error=error.headline())
 
 
