@@ -24,3 +24,15 @@ def test_batch_benchmark_gives_a_ratio_per_round_and_their_median(capsys):
     assert out.count("ratio (per submission, --jobs 1):") == 2
     assert "median ratio over 2 rounds (--jobs 1):" in out
     assert "totals identical for the 1 student(s) graded both ways, in each of the 2 rounds" in out
+
+
+def test_endless_loop_benchmark_compares_both_limits(capsys, monkeypatch):
+    """One case, with limits short enough for a test: both grades run and the ratio is printed."""
+    spec = importlib.util.spec_from_file_location("bench_endless_loop", ROOT / "benchmarks" / "bench_endless_loop.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setenv("AUTOGRADER_CALL_TIMEOUT", "2")
+    monkeypatch.setenv("AUTOGRADER_MODULE_BUDGET", "12")
+    assert module.main(["--cases", "loop_todo1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("loop_todo1: ") and "with the short limit" in out and "ratio" in out

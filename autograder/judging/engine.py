@@ -35,6 +35,7 @@ def limits_from_env():
 
     limits = Limits()
     for name, field in (("AUTOGRADER_CALL_TIMEOUT", "call_timeout"),
+                        ("AUTOGRADER_AFTER_TIMEOUT", "after_timeout"),
                         ("AUTOGRADER_IMPORT_TIMEOUT", "import_timeout"),
                         ("AUTOGRADER_MODULE_BUDGET", "module_budget")):
         if os.environ.get(name):
