@@ -15,6 +15,7 @@ a Chinese one, and never wraps its error messages.
 """
 import argparse
 import contextlib
+import os
 import re
 import shutil
 import sys
@@ -49,11 +50,26 @@ class Parser(argparse.ArgumentParser):
         sys.exit(status)
 
 
+def wrapping(stream):
+    """Whether text for ``stream`` is wrapped: on a terminal, or where its width is given
+    (``COLUMNS``); a pipe or a log gets lines as they are, for whoever reads or searches it."""
+    try:
+        return stream.isatty() or bool(os.environ.get("COLUMNS"))
+    except (AttributeError, ValueError):
+        return False
+
+
 def _write(text, file):
     from rich.cells import cell_len
 
     from autograder.reports import wrap
 
+    if not wrapping(file):
+        try:
+            file.write(text)
+        except (AttributeError, OSError):
+            pass
+        return
     width = max(shutil.get_terminal_size((80, 24)).columns, 40)
     source, lines = text.split("\n"), []
     while source:

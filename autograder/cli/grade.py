@@ -101,8 +101,12 @@ def warn(message):
 
     text = safe_text.terminal_block(message)
     try:
+        from autograder.cli.argparse_text import wrapping
         from autograder.reports import wrap
     except ImportError:  # a laptop without the requirements: the message says what to install
+        print(text, file=sys.stderr)
+        return
+    if not wrapping(sys.stderr):
         print(text, file=sys.stderr)
         return
     width = max(shutil.get_terminal_size((80, 24)).columns, 40)
