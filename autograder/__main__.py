@@ -4,10 +4,10 @@ Each command lives in its own module, which exposes ``add_parser(subparsers)``
 and sets ``func`` on its parser; ``func(args)`` returns the exit code.
 Modules are imported lazily so that ``check-lab`` stays fast (no torch).
 """
-import argparse
 import importlib
 import importlib.util
 import sys
+import warnings
 
 # command name -> module that implements it
 COMMANDS = {
@@ -36,7 +36,9 @@ def commands():
 def build_parser(selected=None):
     from autograder import active_assignment
 
-    parser = argparse.ArgumentParser(
+    # argparse's parser, its messages wrapped at the terminal's width and in the run's
+    # language (a module of the commands' room, loaded by name as the commands are)
+    parser = importlib.import_module("autograder.cli.argparse_text").Parser(
         prog="python -m autograder",
         description=f"Grade the {active_assignment.current().title} exercises.",
     )
@@ -60,11 +62,18 @@ def build_parser(selected=None):
 
 
 def main(argv=None):
+    # torch's import asks for numpy, which the grader never needs (not in requirements.txt):
+    # without it torch warns on every command that imports it (conformance, check-lab...)
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
     argv = list(sys.argv[1:] if argv is None else argv)
+    from autograder import locations
+
+    argparse_text = importlib.import_module("autograder.cli.argparse_text")
     # Import only the module of the command asked for (fast start-up).
     selected = argv[0] if argv and argv[0] in commands() else None
-    parser = build_parser(selected)
-    args = parser.parse_args(argv)
+    with argparse_text.translated(argparse_text.language_asked(argv, str(locations.REPO_ROOT))):
+        parser = build_parser(selected)
+        args = parser.parse_args(argv)
     return args.func(args)
 
 

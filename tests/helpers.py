@@ -8,6 +8,8 @@ import shutil
 import signal
 import time
 
+from autograder.judging import call_errors
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions"
 MODULES = ("amp_update", "loss_scaler", "amp_training_step")
@@ -16,7 +18,7 @@ MODULES = ("amp_update", "loss_scaler", "amp_training_step")
 def report_view(report):
     """What a student and the class report read of a grade, test by test."""
     return [(test.test_id, test.module, test.score, test.max_score, test.passed, str(test.detail or ""),
-             test.error.describe(f"{test.module}.py") if test.error is not None else "", test.blamed)
+             call_errors.describe(test.error, f"{test.module}.py") if test.error is not None else "", test.blamed)
             for test in report.tests]
 
 

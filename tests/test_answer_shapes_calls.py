@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from autograder.assignment import scenarios
+from autograder.judging.call_errors import describe
 from autograder.sandbox import wire
 from autograder.sandbox.client import Limits, Sandbox
 from forged_answers import solution, through_the_wire
@@ -44,7 +45,7 @@ def _assert_protocol_error(outcome, sandbox, words):
     assert not outcome.ok and outcome.error.kind == "protocol", outcome
     assert words in outcome.error.message, outcome.error.message
     assert sandbox._box is None and sandbox.spent > 0  # the box ended, the call charged
-    said = str(outcome.error.describe("amp_update.py"))
+    said = str(describe(outcome.error, "amp_update.py"))
     assert "could not be read" in said and "could not check" not in said
 
 

@@ -501,7 +501,8 @@ def test_a_probe_box_that_cannot_start_is_no_confinement(monkeypatch):
     import tempfile
 
     from autograder.sandbox.boxes import BoxError
-    from autograder.sandbox.client import Limits, start_probe
+    from autograder.sandbox.client import Limits
+    from autograder.sandbox.isolation import start_probe
 
     class NoBoxes:
         def request_box(self, config):

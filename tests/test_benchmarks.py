@@ -19,7 +19,7 @@ def test_batch_benchmark_gives_a_ratio_per_round_and_their_median(capsys):
                                      "--jobs", "1"])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "class: 3 synthetic students (3 ok)" in out
+    assert "class: 3 synthetic students (2 ok, 1 no work since the template)" in out  # one is the stubs
     assert "round 1 of 2:" in out and "round 2 of 2:" in out
     assert out.count("ratio (per submission, --jobs 1):") == 2
     assert "median ratio over 2 rounds (--jobs 1):" in out
@@ -48,6 +48,18 @@ def test_wire_decode_benchmark_prints_a_ratio_per_answer(capsys):
     assert module.main(["--rounds", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.endswith("x")]
     assert [row[:22].strip() for row in rows] == list(module.ELEMENTS)
+
+
+def test_endless_loop_benchmark_compares_both_limits(capsys, monkeypatch):
+    """One case, with limits short enough for a test: both grades run and the ratio is printed."""
+    spec = importlib.util.spec_from_file_location("bench_endless_loop", ROOT / "benchmarks" / "bench_endless_loop.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setenv("AUTOGRADER_CALL_TIMEOUT", "2")
+    monkeypatch.setenv("AUTOGRADER_MODULE_BUDGET", "12")
+    assert module.main(["--cases", "loop_todo1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("loop_todo1: ") and "with the short limit" in out and "ratio" in out
 
 
 def test_answer_shapes_benchmark_prints_a_ratio_per_answer(capsys):

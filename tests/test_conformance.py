@@ -86,3 +86,35 @@ def test_help_states_the_exit_status(capsys):
         main(["conformance", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "0 when all four pass, 1 when one fails" in help_text or "四项全部通过为 0" in help_text
+
+
+@pytest.mark.parametrize("source, todo", [(NO_BACKOFF, 3), (NO_FINITE_CHECK, 3), (MULTIPLIES, 1)],
+                         ids=["next_scale = scale", "no finite check", "unscale multiplies"])
+def test_a_failure_names_its_todo_and_every_line_fits_80_columns(tmp_path, shared_boxes, source, todo):
+    from rich.cells import cell_len
+
+    _by_name, verdicts = _verdicts(tmp_path, shared_boxes, source)
+    for lang, named in (("en", f"TODO {todo} ("), ("zh", f"TODO {todo}（")):
+        text = render(verdicts, lang, width=80)
+        assert named in text, text
+        assert all(cell_len(line) <= 80 for line in text.splitlines()), text
+        wide = " ".join(render(verdicts, lang, width=1000).split())
+        lines = text.splitlines()
+        for first, second in zip(lines, lines[1:]):  # a break between two words, never inside one ("sc" / "ale")
+            last, next_ = first.split()[-1], second.split()[0]
+            if last[-1].isascii() and last[-1].isalnum() and next_[0].isascii() and next_[0].isalnum():
+                assert f"{last} {next_}" in wide, (first, second)
+    stub, _problem = check_submission(ROOT / "exercises", boxes=shared_boxes)
+    assert "TODO 1 (" not in render(stub, "en")  # "stopped at TODO 1: it is not written yet" says it already
+
+
+def test_a_loop_in_unscale_is_blamed_on_todo_1_in_every_check(tmp_path, shared_boxes):
+    looping = mutate("amp_update", ("    gradients = [None if gradient is None else gradient / scale for gradient in "
+                                    "scaled_gradients]\n", "    while True:\n        pass\n"))
+    folder = make_submission(tmp_path / "submission", {"amp_update": looping})
+    from autograder.sandbox.client import Limits
+
+    verdicts, _problem = check_submission(folder, boxes=shared_boxes, limits=Limits(call_timeout=2.0))
+    failed = [verdict for verdict in verdicts if not verdict.passed]
+    assert {verdict.todo for verdict in failed} == {1}, [(v.name, v.todo) for v in failed]
+    assert render(verdicts, "en").count("TODO 1 (unscale_gradients") == 3

@@ -10,7 +10,9 @@ CASES = [("amp_update", "amp_update_foreach.py"), ("amp_update", "amp_update_flo
          # written like real frameworks' code (a class named DynamicGradScaler quoting GradScaler's messages, a
          # norm-gated training loop, norm helpers): the grader judges behaviour, never style or names
          ("amp_update", "amp_update_norm_helpers.py"), ("loss_scaler", "loss_scaler_dynamic_class.py"),
-         ("amp_training_step", "amp_training_step_norm_gate.py")]
+         ("amp_training_step", "amp_training_step_norm_gate.py"),
+         # every element visited in a Python loop: slow, inside every limit (tests/test_endless_loops.py)
+         ("amp_update", "amp_update_element_loops.py")]
 REFERENCE_STEP = ('    if use_scaler:\n        scaler.step(optimizer)  # GradScaler skips by itself when it found inf/NaN\n'
                   '        scaler.update()\n    elif finite:\n        optimizer.step()\n')
 # The contract says "then step or skip, then the scaler update": both of these are as right as the reference.
@@ -30,6 +32,25 @@ def test_variant_gets_full_marks(grade_dir, module, variant, seed):
     failed = [f"{t.test_id}: {t.output}" for t in report.tests if not t.passed]
     assert not failed, "\n".join(failed)
     assert report.score == report.max_score == 100
+
+
+# unscale_ element by element in Python, each value divided in float64 and stored back: slow, inside every limit
+ELEMENT_UNSCALE = (
+    "        inv_scale = 1.0 / self._scale\n        found_inf = False\n        for grad in grads:\n"
+    "            grad.mul_(inv_scale)\n            if not bool(torch.isfinite(grad).all()):\n"
+    "                found_inf = True\n",
+    "        found_inf = False\n        for grad in grads:\n"
+    "            for index in itertools.product(*(range(size) for size in grad.shape)):\n"
+    "                value = grad[index].item() / self._scale\n                grad[index] = value\n"
+    "                found_inf = found_inf or not math.isfinite(value)\n")
+
+
+@pytest.mark.parametrize("seed", [3, 1017, 99991])
+def test_an_element_by_element_unscale_gets_full_marks(grade_dir, seed):
+    source = mutate("loss_scaler", ELEMENT_UNSCALE, ("import math\n", "import itertools\nimport math\n"))
+    report = grade_dir({"loss_scaler": source}, seed=seed)
+    failed = [f"{t.test_id}: {t.output}" for t in report.tests if not t.passed]
+    assert not failed, "\n".join(failed)
 
 
 @pytest.mark.parametrize("style", sorted(STEP_OR_SKIP))

@@ -80,3 +80,32 @@ def test_the_check_can_fail():
     for sample, pattern in zip(planted, OUTSIDE):
         assert pattern.search(sample), sample
     assert not any(pattern.search("cd \"$(dirname \"$0\")/..\" && ls docs/assignment.md") for pattern in OUTSIDE)
+
+
+def test_the_readme_commands_are_pasted_as_they_are_and_ci_runs_the_test_one():
+    """README.md's two commands (set up and grade; set up and run the tests) are one line
+    each that install the CPU build of torch before the requirements (on Linux plain
+    PyPI serves a multi-GB CUDA build); the Windows line does the same; .ci/run runs the
+    README's test line itself."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import readme_command
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = readme_command.commands(readme)
+    assert list(found) == ["grade", "test"], found
+    pin = re.search(r"^torch==\S+", (ROOT / "requirements.txt").read_text(encoding="utf-8"), re.M).group(0)
+    cpu = f"pip install {pin} --index-url https://download.pytorch.org/whl/cpu"
+    for name, last in (("grade", "python -m autograder grade"), ("test", "python -m pytest")):
+        steps = found[name].split(" && ")
+        assert "\n" not in found[name] and steps[-1] == last, found[name]
+        assert steps[:3] == ["python3 -m venv .venv", ". .venv/bin/activate", cpu], steps
+        assert steps[3].startswith("pip install -r requirements.txt")
+    windows = re.findall(r"```powershell\n(.*?)```", readme.split("## Students")[0], flags=re.S)
+    assert len(windows) == 1 and cpu in windows[0] and windows[0].strip().endswith("python -m autograder grade")
+    assert readme.index(found["grade"]) < readme.index(windows[0]) < readme.index(found["test"])
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'readme_test="$(python3 tools/readme_command.py test)"' in ci and 'eval "$readme_test"' in ci
+    assert ci.index("export AMP_REQUIRE_CONFINEMENT=1") < ci.index('eval "$readme_test"')
+    assert readme_command.main(["no-such-command"]) == 2

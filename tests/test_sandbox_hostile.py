@@ -48,7 +48,7 @@ def confinement_here(shared_boxes):
     missing -- unless AMP_REQUIRE_CONFINEMENT=1 (set by .ci/run and CI), which
     turns a missing layer into a failure."""
     from autograder.sandbox import isolation
-    from autograder.sandbox.client import probe_isolation
+    from autograder.sandbox.isolation import probe_isolation
 
     report = probe_isolation(shared_boxes, Limits())
     if not report.get("confined"):

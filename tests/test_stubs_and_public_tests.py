@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -67,3 +68,26 @@ def test_public_tests_fail_on_stubs_naming_the_todo(tmp_path):
     for name, failure in cases.items():
         text = (failure.get("message") or "") + (failure.text or "")
         assert "NotImplementedError" in text and re.search(r"TODO \d+", text), name
+
+
+def test_the_public_tests_stop_an_endless_loop_when_the_grader_would(tmp_path):
+    """A public test gets the grader's limit of one call (20 s), not the 300 s of this
+    repository's own tests: a loop fails there as it fails in the grade."""
+    from autograder.sandbox.client import Limits
+
+    conftest = (ROOT / "exercises" / "tests" / "conftest.py").read_text(encoding="utf-8")
+    assert re.search(r"^TIMEOUT_S = (\d+)$", conftest, re.M).group(1) == f"{Limits().call_timeout:g}"
+    folder = tmp_path / "looping"
+    folder.mkdir()
+    for module in ("amp_update", "loss_scaler", "amp_training_step"):
+        (folder / f"{module}.py").write_text((ROOT / "solutions" / f"{module}.py").read_text(encoding="utf-8"))
+    (folder / "amp_update.py").write_text("def unscale_gradients(scaled_gradients, scale):\n    while True:\n"
+                                          "        pass\n")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "test_unscale_without_mutation",
+                           str(ROOT / "exercises" / "tests" / "test_amp_update.py")], cwd=ROOT,
+                          env=dict(os.environ, AMP_EXERCISES_DIR=str(folder)), capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 1 and "Timeout" in done.stdout, done.stdout[-2000:]
+    per_test = (time.monotonic() - started) / max(done.stdout.count("Timeout"), 1)
+    assert per_test < 60, f"{per_test:.0f} s per looping test"

@@ -452,6 +452,8 @@ def expected_status(command, solved):
         return {0} if solved else {1}   # stubs: tests fail -- never usage errors or "no tests"
     if " check-lab " in f" {command} ":
         return {1}                       # a CPU smoke record: valid, but no GPU credit
+    if " conformance" in f" {command} ":
+        return {0} if solved else {1}    # stubs: checks fail (never a usage error)
     return {0}
 
 
@@ -473,7 +475,8 @@ def test_readme_is_bilingual_with_the_same_commands(export):
         for needed in ("pytest exercises/tests", "python -m autograder grade --module loss_scaler",
                        "python -m autograder grade --verbose", "python -m autograder grade --quiet",
                        "python -m autograder grade --lang en", "AUTOGRADER_LANG", "autograder/assignment/visible",
-                       "pypi.tuna.tsinghua.edu.cn", "--model-path", "HF_ENDPOINT"):
+                       "pypi.tuna.tsinghua.edu.cn", "--model-path", "HF_ENDPOINT",
+                       "python -m autograder conformance", "check_amp_framework_conformance", "256 KiB"):
             assert needed in half, needed
 
 

@@ -97,3 +97,34 @@ def test_a_word_longer_than_the_line_is_cut_and_continuation_lines_hang():
     assert all(cell_len(line) <= 40 for line in lines), lines
     assert lines[0] == "FAIL  amp_update:" and all(line.startswith("    ") for line in lines[1:])
     assert "".join(line.strip() for line in lines).count("x") == 100
+
+
+@pytest.mark.parametrize("height", [14, 18, 23, 40])
+def test_a_screen_keeps_the_table_and_the_diagnosis_and_fills_the_rest(graded, height):
+    """``watch``'s screen: the table and each module's diagnosis first (cut at a word
+    boundary to its share of the screen), then failed tests while they fit, never
+    more lines than the screen has."""
+    lang, report, local = graded
+    for shown in (report, local):
+        lines = terminal.render(shown, mode="compact", width=80, height=height).splitlines()
+        assert len(lines) <= height, "\n".join(lines)
+        assert all(cell_len(line) <= 80 for line in lines)
+        assert lines[0].startswith(terminal._("Module").render(lang))
+        for module in shown.diagnosis:
+            assert any(line.lstrip().startswith(module) for line in lines), module
+        cut = [line for line in lines if line.endswith(" …")]
+        assert all(not re.search(r"\w …$", line) or not line[-3].isdigit() for line in cut)
+        full = terminal.render(shown, mode="compact", width=80).splitlines()
+        if len(full) <= height:
+            assert lines == [line for line in full if "--verbose" not in line]
+        elif any(line.startswith(terminal.t("FAIL", lang)) for line in lines):  # some failed tests, not all
+            assert "python -m autograder grade" in lines[-1] or any("python -m autograder grade" in line
+                                                                     for line in lines[-6:])
+
+
+def test_a_cut_never_splits_a_number_or_a_word():
+    line = "  amp_update: the norm came back as 131072 instead of scale × 2 and the run stopped"
+    for width in range(30, len(line)):
+        kept = terminal.cut(line, width)
+        assert cell_len(kept) <= width and line.startswith(kept)
+        assert line[len(kept)] == " " or not (kept[-1].isalnum() and line[len(kept)].isalnum()), kept

@@ -140,10 +140,10 @@ def check_confinement(boxes, allow_unconfined, warnings, probe=None):
     """Probe what a box gets here (or read the report of ``probe``, a probe box asked
     for earlier); refuse to grade a class unconfined unless allowed."""
     from autograder.sandbox import isolation as isolation_report
-    from autograder.sandbox.client import Limits, start_probe
+    from autograder.sandbox.client import Limits
 
     try:
-        report = (probe or start_probe(boxes, Limits())).result()
+        report = (probe or isolation_report.start_probe(boxes, Limits())).result()
     except Exception as exc:  # noqa: BLE001 - a probe that fails is no confinement
         report = {"confined": False, "problems": [f"the sandbox probe failed: {exc}"]}
     if not report.get("confined"):
@@ -265,7 +265,8 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, isolation=
             warm_up(include_hidden, report=own_boxes)
             freeze_heap()  # each forked process shares the warm heap instead of copying it
         os_limits.protect_judge()
-        from autograder.sandbox.client import Limits, start_probe
+        from autograder.sandbox.client import Limits
+        from autograder.sandbox.isolation import start_probe
 
         probe_boxes = boxes or start_boxes()  # each `grade` subprocess starts the same kind
         probe = start_probe(probe_boxes, Limits())  # it confines while the suites are collected

@@ -7,6 +7,7 @@ written, with one failed test that says so.
 import importlib.util
 import os
 import pathlib
+import shutil
 import sys
 import traceback
 
@@ -19,7 +20,9 @@ REPOSITORY_ROOT = locations.REPO_ROOT
 
 
 def add_parser(subparsers):
-    lang = resolve_language(root=str(REPOSITORY_ROOT))
+    from autograder.cli.argparse_text import help_language
+
+    lang = help_language(str(REPOSITORY_ROOT))
     parser = subparsers.add_parser("grade", help=t("grade a submission (default: exercises/)", lang),
                                    description=t("Grade your exercises with the grader's visible tests, and its hidden "
                                                  "tests where they are installed (not in a student repository).", lang))
@@ -45,8 +48,8 @@ def add_grade_options(parser, lang):
     parser.add_argument("--visible-only", action="store_true",
                         help=t("run only the visible tests, even where hidden tests are installed", lang))
     choices = [*assignment.modules] + ([assignment.optional_module] if assignment.optional_module else [])
-    parser.add_argument("--module", action="append", choices=choices, default=None,
-                        help=t("grade only this module (repeatable)", lang))
+    parser.add_argument("--module", action="append", choices=choices, default=None, metavar="MODULE",
+                        help=t("grade only this module (repeatable): {modules}", lang, modules=", ".join(choices)))
     parser.add_argument("--lang", choices=LANGUAGES, default=None,
                         help=t("language of the feedback (default: [tool.autograder] lang in pyproject.toml, "
                                "or $AUTOGRADER_LANG)", lang))
@@ -95,9 +98,23 @@ def print_report(text, stream=None, environ=None):
 
 
 def warn(message):
+    """``message`` on standard error, escaped and wrapped at the terminal's width (as it is
+    where rich, which measures Chinese text, is not installed yet)."""
     from autograder.reports import safe_text
 
-    print(safe_text.terminal_block(message), file=sys.stderr)
+    text = safe_text.terminal_block(message)
+    try:
+        from autograder.cli.argparse_text import wrapping
+        from autograder.reports import wrap
+    except ImportError:  # a laptop without the requirements: the message says what to install
+        print(text, file=sys.stderr)
+        return
+    if not wrapping(sys.stderr):
+        print(text, file=sys.stderr)
+        return
+    width = max(shutil.get_terminal_size((80, 24)).columns, 40)
+    print("\n".join(piece for line in text.split("\n") for piece in (wrap.wrap(line, width) or [""])),
+          file=sys.stderr)
 
 
 def preload_outputs():
@@ -112,7 +129,23 @@ def preload_outputs():
 
 
 def write_outputs(report, args):
-    from autograder.reports import gradescope, github_files, summary_md, terminal
+    from autograder.reports import terminal
+
+    write_files(report, args)
+    mode = "quiet" if args.quiet else "verbose" if args.verbose else "compact"
+    print_report(terminal.render(report, mode=mode, lang=args.lang, audience=audience(args))
+                 + "\n" + t("results written to {path}", args.lang, path=args.results))
+
+
+def audience(args):
+    """Who reads this grade: a student grading their own exercises/ ("student"), or
+    staff (``--submission``: someone's folder; ``--classroom``: the course's record)."""
+    return "staff" if getattr(args, "submission", None) or getattr(args, "classroom", False) else "student"
+
+
+def write_files(report, args):
+    """results.json and, where asked for, the Classroom output and the job summary."""
+    from autograder.reports import gradescope, github_files, summary_md
 
     gradescope.write_results(report, args.results)
     if args.classroom:
@@ -128,9 +161,6 @@ def write_outputs(report, args):
     summary = args.summary or (os.environ.get("GITHUB_STEP_SUMMARY") if args.classroom else None)
     if summary:
         github_files.append_summary(summary, summary_md.render(report))
-    mode = "quiet" if args.quiet else "verbose" if args.verbose else "compact"
-    print_report(terminal.render(report, mode=mode, lang=args.lang)
-                 + "\n" + t("results written to {path}", args.lang, path=args.results))
 
 
 def default_submission(cwd=None):
@@ -197,14 +227,19 @@ def run(args):
         return 2
     try:
         preload_outputs()
+        from autograder.cli.running_test import RunningTest
         from autograder.judge_process.grading import grade_in_clean_process
 
         if usage_error:
             report = _crash_report(display, args.seed, usage_error, args.lang)
         else:
-            report = grade_in_clean_process(submission, seed=args.seed, include_hidden=not args.visible_only,
-                                            flags=tamper_flags(submission), lang=args.lang, modules=args.module,
-                                            display_dir=display)
+            running = RunningTest(args.lang)
+            try:
+                report = grade_in_clean_process(submission, seed=args.seed, include_hidden=not args.visible_only,
+                                                flags=tamper_flags(submission), lang=args.lang,
+                                                modules=args.module, display_dir=display, on_wait=running)
+            finally:
+                running.clear()
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the judge and its boxes are gone already
         warn(t("Interrupted: the grade was stopped before it finished and no results were written.", args.lang))
         return 130

@@ -14,6 +14,10 @@ process of the submission are gone.
 One torch import serves both the judge and the boxes: that is what keeps a
 grade close to the cost of ``import torch`` (benchmarks/bench_grade.py).
 
+While it waits, A reads which test B is running (B appends a line to a file of
+A's private folder as each test starts: :class:`Progress`) and hands it to the
+caller's ``on_wait``, which shows it once a test has run for a second.
+
 Ctrl-C, SIGTERM or SIGHUP stop B first, which closes its boxes, and then A
 removes the folders the grade worked in (:mod:`autograder.judge_process.interrupts`).
 """
@@ -22,6 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 from autograder import locations
 from autograder.judge_process import interrupts
@@ -33,10 +38,41 @@ MAX_REPORT_BYTES = 64 * 2**20
 STOP_WAIT_S = 30.0  # after an interrupt: B closes its boxes, then A removes their folders
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
          "from autograder.judge_process import grading; grading.main()")
+WAIT_S = 0.05  # how often A looks at B's progress while it waits
 
 
 class GradingFailed(RuntimeError):
     """The grading process died or answered nonsense (the grader's failure)."""
+
+
+class Progress:
+    """(A) The test B runs now, read from the file B appends ``[module, title]`` lines to:
+    ``current`` (None before the first) and ``since``, when it started (monotonic)."""
+
+    def __init__(self, path):
+        self.path = path
+        with open(path, "wb"):
+            pass
+        self._offset, self._partial = 0, b""
+        self.current, self.since = None, time.monotonic()
+
+    def poll(self):
+        """Read what B appended since the last poll."""
+        try:
+            with open(self.path, "rb") as log:
+                log.seek(self._offset)
+                data = log.read(1 << 16)
+        except OSError:
+            return
+        self._offset += len(data)
+        lines = (self._partial + data).split(b"\n")
+        self._partial = lines.pop()
+        for line in lines:
+            try:
+                module, title = json.loads(line.decode("utf-8"))
+            except (ValueError, TypeError):
+                continue
+            self.current, self.since = (str(module), str(title)), time.monotonic()
 
 
 def _environment():
@@ -47,16 +83,20 @@ def _environment():
     return env
 
 
-def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", modules=None, display_dir=None):
-    """(A) Grade ``submission`` in a fresh grading process; returns its :class:`GradeReport`."""
+def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", modules=None, display_dir=None,
+                           on_wait=None):
+    """(A) Grade ``submission`` in a fresh grading process; returns its :class:`GradeReport`.
+    ``on_wait(progress)`` is called every few hundredths of a second while B grades."""
     # The report comes back in a file of a private folder (portable; student
     # code can neither reach it nor the pipe the job goes through).
     with interrupts.as_interrupt(), tempfile.TemporaryDirectory(prefix="amp-grading-") as private, \
             tempfile.TemporaryFile() as log, grading_area.run_folder() as areas:
         result_path = os.path.join(private, "report.json")
+        progress = Progress(os.path.join(private, "progress"))
         job = {"submission": os.path.abspath(submission), "seed": seed, "include_hidden": include_hidden,
                "flags": list(flags or []), "result": result_path, "lang": lang,
-               "modules": list(modules) if modules else None, "display": display_dir}
+               "modules": list(modules) if modules else None, "display": display_dir,
+               "progress": progress.path}
         # Its own output (tracebacks only, never expected) is kept apart and shown
         # escaped by the caller: it may quote student text.
         process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT],
@@ -68,7 +108,14 @@ def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", m
                 process.stdin.close()
             except OSError:
                 pass
-            code = process.wait()
+            code = None
+            while code is None:
+                try:
+                    code = process.wait(timeout=WAIT_S)
+                except subprocess.TimeoutExpired:
+                    if on_wait is not None:
+                        progress.poll()
+                        on_wait(progress)
         except KeyboardInterrupt:
             interrupts.stop(process, STOP_WAIT_S)  # its boxes are gone before their folders
             raise
@@ -95,7 +142,9 @@ def main():
         with interrupts.judge_boxes() as boxes:
             job = json.loads(sys.stdin.buffer.read(1 << 20).decode())
             from autograder.judging.engine import grade_submission
+            from autograder.judging.plugin import report_progress_to
 
+            report_progress_to(job.get("progress"))
             report = grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
                                       flags=job["flags"], boxes=boxes, lang=job.get("lang") or "en",
                                       modules=job.get("modules"), display_dir=job.get("display"))

@@ -36,6 +36,7 @@ def limits_from_env():
 
     limits = Limits()
     for name, field in (("AUTOGRADER_CALL_TIMEOUT", "call_timeout"),
+                        ("AUTOGRADER_AFTER_TIMEOUT", "after_timeout"),
                         ("AUTOGRADER_IMPORT_TIMEOUT", "import_timeout"),
                         ("AUTOGRADER_MODULE_BUDGET", "module_budget")):
         if os.environ.get(name):
@@ -136,8 +137,12 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
             sources = {module: submission.source_of(specs[module]) for module in assignment.modules}
             sandboxes = {module: Sandbox(module, specs[module], boxes, limits) for module in assignment.modules}
             prestart(sandboxes.values(), modules)
-            results = run_suites(sandboxes, seed, include_hidden, modules)
-            leftovers = uids.kill_leftovers(uid)
+            try:
+                results = run_suites(sandboxes, seed, include_hidden, modules)
+            finally:  # a cancelled grade (watch) leaves nothing running either
+                leftovers = uids.kill_leftovers(uid)
+            printed = {module: summary for module, sandbox in sandboxes.items()
+                       if (summary := sandbox.printed.summary())}
         if leftovers:
             flags.append(f"{leftovers} process(es) of this submission were still running after its "
                          "boxes were closed and were killed")
@@ -160,13 +165,13 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
                                          for module in (modules or assignment.modules)
                                          if assignment.hidden_points_of(module)}
         # Flags, notes and the lab record quote file names, manifests and records of the
-        # student's repository (tamper flags, the intake, the assignment's hooks): they
-        # enter the report here, made writable for every output.
+        # student's repository (tamper flags, the intake, the assignment's hooks), and what the
+        # student's code printed: they enter the report here, made writable for every output.
         return GradeReport(tests=results, seed=seed, submission=one_line(str(submission_dir), 1000),
                            duration=time.monotonic() - started, flags=clean_list(flags, 1000, lines=True),
                            notes=clean_list(notes, 2000, lines=True), isolation=confinement,
                            lab=clean_tree(optional_info, 2000), diagnosis=diagnosis, lang=lang,
-                           hidden_not_run=not_run)
+                           hidden_not_run=not_run, printed=clean_tree(printed, 20000))
     finally:
         if own_boxes:
             boxes.close()

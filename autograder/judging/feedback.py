@@ -18,7 +18,7 @@ Texts are rendered in the run's language from the message catalogs.
 """
 import re
 
-from autograder.judging import todo_graph as todos
+from autograder.judging import call_errors, todo_graph as todos
 from autograder.i18n import Message, _, render
 
 MODULE_ERRORS = ("import", "missing", "sandbox", "budget")
@@ -83,6 +83,8 @@ def _traceback_tail(error):
 
 
 def import_message(error, file_label):
+    if error.type in ("Timeout", "PrintedTooMuch") or call_errors.imported_exercise(error):
+        return call_errors.describe(error, file_label)  # the sandbox says what it means (a loop, a print, another exercise)
     return _("{file} could not be imported: {error}", file=file_label, error=error.headline())
 
 
@@ -101,7 +103,7 @@ def _student_error_lines(result, file_label, lang):
     if not_written(result):
         return [render(_("TODO {todo} is not written yet (it raises NotImplementedError).", todo=result.blamed),
                        lang)]
-    lines = [render(error.describe(file_label), lang)]
+    lines = [render(call_errors.describe(error, file_label), lang)]
     if error.kind == "exception":
         lines += _code_excerpt(error, lang) or _traceback_tail(error)
     return lines
@@ -187,13 +189,13 @@ def _compose_module_problem(problem, failed, module, file_label, source, lang):
     error = problem.error
     if error.kind == "import":
         head = render(import_message(error, file_label), lang) if error.type != "Timeout" \
-            else render(error.describe(file_label), lang)
+            else render(call_errors.describe(error, file_label), lang)
         lines = [head] + _code_excerpt(error, lang)
         lines.append(render(_("Every test of {module} fails until this file imports: fix this first.",
                               module=module), lang))
         todo = todo_at_line(source, error.line, module)
     else:  # missing, no sandbox, time budget spent: the first test that met it says where
-        lines = [render(error.describe(file_label), lang)]
+        lines = [render(call_errors.describe(error, file_label), lang)]
         todo = problem.todo or min(todos.table(module))
     problem.output = "\n".join(lines)
     problem.blamed = todo

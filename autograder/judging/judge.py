@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from autograder.judging import todo_graph as todos
+from autograder.judging import call_errors, todo_graph as todos
 from autograder.i18n import _
 from autograder.sandbox.client import Outcome
 
@@ -34,7 +34,7 @@ class StudentCodeFailed(Exception):
     """The student's code raised, hung, crashed or could not be imported."""
 
     def __init__(self, error, module_file):
-        super().__init__(str(error.describe(module_file)))
+        super().__init__(str(call_errors.describe(error, module_file)))
         self.error = error
         self.module_file = module_file
 

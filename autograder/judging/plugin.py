@@ -5,6 +5,7 @@ per-test seed) and, for every test, records a :class:`~autograder.judging.result
 with points, visibility, the module tag and feedback built from the test's
 hint and the failure -- never from a hidden test's source or its expected values.
 """
+import json
 import os
 import sys
 import time
@@ -15,11 +16,25 @@ import pytest
 
 from autograder import active_assignment
 from autograder.judging import feedback
-from autograder.i18n import _
+from autograder.i18n import _, render
 from autograder.judging.judge import Mistake, StudentCodeFailed
 from autograder.judging.results import TestResult
+from autograder.sandbox import call_clock
 from autograder.sandbox.client import Sandbox
 from autograder.intake.submission import source_of
+
+
+_progress = {"fd": None}
+
+
+def report_progress_to(path):
+    """Append a line ``[module, title]`` (JSON) to the file ``path`` as each test starts,
+    for the command line to show which test runs (None: stop)."""
+    if _progress["fd"] is not None:
+        os.close(_progress["fd"])
+        _progress["fd"] = None
+    if path:
+        _progress["fd"] = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
 
 
 def per_test_seed(run_seed, nodeid):
@@ -108,9 +123,18 @@ class GradingPlugin:
             self.collection_errors.append(report.nodeid or "collection")
 
     def begin(self, item):
-        """A test starts (its duration counts from its fixtures' setup)."""
+        """A test starts (its duration counts from its fixtures' setup), unless the grade
+        was cancelled (:func:`autograder.sandbox.call_clock.cancel_when`)."""
+        call_clock.check_cancelled()
         self._current = item
         self._started[item.nodeid] = time.monotonic()
+        if _progress["fd"] is not None:
+            module, _visible, _points, _todo, _hint, title = self._described(item)
+            line = json.dumps([module, render(title)], ensure_ascii=False) + "\n"
+            try:
+                os.write(_progress["fd"], line.encode("utf-8"))
+            except OSError:
+                pass  # nobody is watching any more
 
     def take_raised(self, item):
         """What the test's call raised, kept by :meth:`pytest_pyfunc_call` (None: nothing)."""

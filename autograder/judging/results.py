@@ -61,6 +61,15 @@ def _not_run(value):
     return {str(module): _float(points) for module, points in value.items() if _float(points) > 0}
 
 
+def _printed(value):
+    """extra_data.printed read back: module -> {"bytes": int, "head": str, "more": bool}."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(module): {"bytes": int(_float(entry.get("bytes"))), "head": str(entry.get("head", ""))[:8192],
+                          "more": entry.get("more") is True}
+            for module, entry in value.items() if isinstance(entry, dict)}
+
+
 def _float(value):
     """A score read back from a results file that may be old or hand-edited."""
     try:
@@ -92,6 +101,9 @@ class GradeReport:
     # template has none; --visible-only skips them): the assignment description's HIDDEN_POINTS.
     # Empty when the hidden suites ran.
     hidden_not_run: dict = field(default_factory=dict)
+    # module -> {"bytes": n, "head": its first lines, "more": bool}: what the student's code
+    # printed (autograder.sandbox.printed); only modules that printed something.
+    printed: dict = field(default_factory=dict)
 
     @property
     def score(self):
@@ -136,7 +148,8 @@ class GradeReport:
                                        for m, (s, x) in self.by_module().items()},
                            "isolation": self.isolation, "lab": self.lab, "notes": self.notes,
                            "diagnosis": self.diagnosis, "lang": self.lang,
-                           "hidden_not_run": {m: _number(x) for m, x in self.hidden_not_run.items()}},
+                           "hidden_not_run": {m: _number(x) for m, x in self.hidden_not_run.items()},
+                           "printed": self.printed},
         }
 
     @classmethod
@@ -152,7 +165,7 @@ class GradeReport:
                    duration=data.get("execution_time", 0.0), flags=list(extra.get("flags", [])),
                    isolation=dict(extra.get("isolation") or {}), lab=dict(extra.get("lab") or {}),
                    diagnosis=_diagnosis(extra.get("diagnosis")), lang=str(extra.get("lang") or "en"),
-                   hidden_not_run=_not_run(extra.get("hidden_not_run")))
+                   hidden_not_run=_not_run(extra.get("hidden_not_run")), printed=_printed(extra.get("printed")))
 
     def as_dict(self):
         return asdict(self)

@@ -70,9 +70,9 @@ def _raised(call):
 def run_test(item, following, plugin, timeout):
     """Set up, call and tear down one test; ``plugin`` records its result."""
     state = item.session._setupstate
+    plugin.begin(item)  # first: a cancelled grade (watch) stops here, before the request is made
     if not item._request:  # a test that already ran in this process (watch)
         item._initrequest()
-    plugin.begin(item)
     try:
         with _backstop(timeout):
             error = _raised(lambda: state.setup(item))

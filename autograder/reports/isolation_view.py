@@ -120,3 +120,9 @@ def confined_line(isolation, lang):
 
 UNCONFINED_WARNING = _("Student code ran WITHOUT OS confinement: it could read and change what the "
                        "grader's user can. Check this grade by hand.")
+# What the same fact means for a student grading their own work on their own machine
+# (macOS, Windows): the staff warning above is for a grade of someone else's code.
+UNCONFINED_FOR_STUDENTS = _("Your code ran without the sandbox that confines it when GitHub grades it: this "
+                            "computer's system offers the grader none. That is no risk to you (it is your own code "
+                            "on your own computer), and your score is computed exactly as on GitHub; only some "
+                            "limits are looser here (memory, files, processes).")

@@ -45,7 +45,12 @@ def terminal_width(width=None):
     return max(int(width), MIN_WIDTH)
 
 
-def isolation_lines(isolation, lang="en"):
+def isolation_lines(isolation, lang="en", audience="staff"):
+    """What confined the code. ``audience``: "staff" (someone else's code: a loud
+    warning and the sandbox's own reasons) or "student" (a local grade of one's own
+    work: what it means for them, in their language)."""
+    if isolation_view.unconfined(isolation) and audience == "student":
+        return [isolation_view.UNCONFINED_FOR_STUDENTS.render(lang)]
     if isolation_view.unconfined(isolation):
         lines = ["!!! " + t("WARNING", lang) + ": " + isolation_view.UNCONFINED_WARNING.render(lang)]
         lines += [f"!!!   - {safe_text.terminal_line(problem)}" for problem in isolation_view.problems(isolation)]
@@ -114,9 +119,10 @@ def _module_rows(report, lang, with_diagnosis):
     return rows
 
 
-def module_table(report, lang="en", with_diagnosis=True, width=None):
+def module_table(report, lang="en", with_diagnosis=True, width=None, height=None):
     """The per-module table. The diagnosis is its last column where the line
-    leaves it room (``NARROW_DIAGNOSIS`` cells or more), else a list under it."""
+    leaves it room (``NARROW_DIAGNOSIS`` cells or more), else a list under it,
+    each module's cut to its share of ``height`` lines (a screen) if given."""
     width = terminal_width(width)
     rows = _module_rows(report, lang, with_diagnosis)
     headers = [_("Module").render(lang), _("Score").render(lang)]
@@ -133,8 +139,11 @@ def module_table(report, lang="en", with_diagnosis=True, width=None):
         header = _("First thing to fix").render(lang)
         headers.append(header)
         widths.append(max(min(max(cell_len(row[3]) for row in rows + [("", "", "", header)]), width - fixed), 1))
+        fixes = sum(1 for row in rows if row[3])
+        # on a screen (``height``) each diagnosis gets its share of the lines the table leaves
+        most = max((height - len(rows) - 2 - (len(rows) - fixes)) // max(fixes, 1), 2) if height else None
         for cell_row, row in zip(cells, rows):
-            cell_row.append("\n".join(wrap.wrap(row[3], widths[-1])))
+            cell_row.append("\n".join(_at_most(wrap.wrap(row[3], widths[-1]), most, widths[-1])))
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
     for column, header in enumerate(headers):
         table.add_column(Text(header), justify="left", overflow="fold",
@@ -144,10 +153,25 @@ def module_table(report, lang="en", with_diagnosis=True, width=None):
     lines = _to_text(table, max(width, sum(widths) + _GAP * (len(widths) - 1)))
     if with_diagnosis and not beside and any(row[3] for row in rows):
         lines += ["", t("First thing to fix, per module:", lang)]
-        for module, _score, _missing, fix in rows:
-            if fix:
-                lines += wrap.wrap_hanging(t("{module}: {fix}", lang, module=module, fix=fix), width, "  ")
+        fixes = [(module, fix) for module, _score, _missing, fix in rows if fix]
+        # on a screen (``height``) the list shares what is left under the table
+        most = max((height - len(lines)) // len(fixes), 2) if height else None
+        for module, fix in fixes:
+            lines += _at_most(wrap.wrap_hanging(t("{module}: {fix}", lang, module=module, fix=fix), width, "  "),
+                              most, width)
     return lines
+
+
+def _at_most(lines, most, width):
+    """The first ``most`` of ``lines`` (all if None), the last one ending in "…" if cut."""
+    if not most or len(lines) <= most:
+        return lines
+    return lines[:most - 1] + [cut(lines[most - 1], width - 2) + " …"]
+
+
+def cut(line, width):
+    """``line`` cut to ``width`` cells where it may break (never inside a word or number)."""
+    return wrap.wrap(line, width)[0] if cell_len(line) > width else line
 
 
 def _test_line(test, lang):
@@ -158,16 +182,16 @@ def _test_line(test, lang):
 
 
 def _test_blocks(tests, lang, max_lines, width, group=False):
-    """Each test and its feedback. With ``group``, a failed test whose feedback is
-    the same as an earlier one's in its module (e.g. every test of a TODO not
-    written yet) is only counted, under the first."""
+    """Each test and its feedback, one list of lines per test. With ``group``, a
+    failed test whose feedback is the same as an earlier one's in its module (e.g.
+    every test of a TODO not written yet) is only counted, under the first."""
     repeats = collections.Counter((test.module, test.output) for test in tests if not test.passed and test.output)
-    lines, shown = [], set()
+    blocks, shown = [], set()
     for test in tests:
         key = (test.module, test.output)
         if group and key in shown:
             continue
-        lines += wrap.wrap(_test_line(test, lang), width, hang=TEST_LINE_HANG)
+        lines = wrap.wrap(_test_line(test, lang), width, hang=TEST_LINE_HANG)
         if not test.passed and test.output:
             for line in feedback_lines(test.output, max_lines):
                 lines += wrap.wrap_hanging(line, width, FEEDBACK_INDENT)
@@ -177,6 +201,32 @@ def _test_blocks(tests, lang, max_lines, width, group=False):
                     lines += wrap.wrap_hanging(t("(the same feedback for {count} more failed test(s) of {module}; "
                                                  "--verbose lists them)", lang, count=repeats[key] - 1,
                                                  module=test.module), width, FEEDBACK_INDENT)
+        blocks.append(lines)
+    return blocks
+
+
+def _size(count):
+    return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 1024:.1f} KiB" if count >= 1024 \
+        else f"{count} B"
+
+
+def printed_lines(report, lang, verbose, width):
+    """What the student's code printed: with ``verbose``, each module's first lines
+    (escaped, as received); else one line per module saying how much."""
+    lines = []
+    for module, entry in report.printed.items():  # tidy: every entry well-formed
+        module = safe_text.terminal_line(module, limit=40)
+        size = _size(entry["bytes"])
+        if not verbose:
+            lines += wrap.wrap(t("{module} printed {size} while it was graded (--verbose shows the first lines).",
+                                 lang, module=module, size=size), width)
+            continue
+        lines += wrap.wrap(t("{module} printed {size} while it was graded; the first lines:", lang,
+                             module=module, size=size), width)
+        for line in safe_text.terminal_lines(entry["head"], None, limit=300):
+            lines += wrap.wrap_hanging(line, width, "  | ")
+        if entry["more"]:
+            lines.append("  | …")
     return lines
 
 
@@ -202,33 +252,75 @@ def _visible_folder():
         return str(folder)
 
 
-def render(report, mode="compact", lang=None, show_output=None, width=None):
+def render(report, mode="compact", lang=None, show_output=None, width=None, height=None, audience="staff"):
     """The report as text, no line wider than ``width`` (default: the terminal's).
+    ``height`` (compact mode, ``watch``'s screen): at most that many lines where the
+    table, the diagnosis and the footer fit; the failed tests fill what is left.
+    ``audience``: "student" for a student's grade of their own work (see :func:`isolation_lines`).
     ``show_output=False`` is the old spelling of ``mode='quiet'``."""
     if show_output is False:
         mode = "quiet"
     report = tidy(report)
     lang = lang or getattr(report, "lang", None) or "en"
     width = terminal_width(width)
-    lines = module_table(report, lang, with_diagnosis=mode != "quiet", width=width)
+    lines = module_table(report, lang, with_diagnosis=mode != "quiet", width=width,
+                         height=height if mode == "compact" else None)
     if mode == "quiet":
         return "\n".join(lines)
     failed = [test for test in report.tests if not test.passed]
     diagnosed = {entry.get("test") for entry in (report.diagnosis or {}).values() if isinstance(entry, dict)}
     failed.sort(key=lambda test: test.name not in diagnosed)  # stable: each module's diagnosed test first
+    blocks = []
     if mode == "verbose":
-        lines += ["", t("Every test:", lang)] + _test_blocks(report.tests, lang, None, width)
+        blocks = [["", t("Every test:", lang)]] + _test_blocks(report.tests, lang, None, width)
     elif failed:
-        lines += [""] + wrap.wrap(t("Failed tests ({count}); each module's first thing to fix is listed first:",
-                                    lang, count=len(failed)), width)
-        lines += _test_blocks(failed, lang, OUTPUT_LINES, width, group=True)
+        blocks = [[""] + wrap.wrap(t("Failed tests ({count}); each module's first thing to fix is listed first:",
+                                     lang, count=len(failed)), width)]
+        blocks += _test_blocks(failed, lang, OUTPUT_LINES, width, group=True)
+    printed = printed_lines(report, lang, mode == "verbose", width)
     tail = ["", _footer(report, lang)]
-    if mode != "verbose" and len(report.tests) > len(failed):
+    if mode != "verbose" and len(report.tests) > len(failed) and height is None:
         tail.append(t("Passed tests are not listed: --verbose shows every test.", lang))
-    tail += isolation_lines(report.isolation, lang)
+    tail += isolation_lines(report.isolation, lang, audience)
     tail += [safe_text.terminal_line(note) for note in report.notes]
     warning = t("WARNING", lang)
-    tail += [f"{warning}: {safe_text.terminal_line(flag)}" for flag in report.flags]
-    for line in tail:
-        lines += wrap.wrap(line, width) if line else [""]
-    return "\n".join(lines)
+    flags = [f"{warning}: {safe_text.terminal_line(flag)}" for flag in report.flags]
+    if height is not None and mode == "compact":  # on a screen, what the table says already goes first
+        tail = _within(lines, tail, flags, printed, height, width)
+    else:
+        tail = ([""] + printed if printed else []) + _wrapped(tail + flags, width)
+    if height is not None and mode == "compact":
+        blocks = _fitting(blocks, height - len(lines) - len(tail), len(failed), lang, width)
+    return "\n".join(lines + [line for block in blocks for line in block] + tail)
+
+
+def _wrapped(lines, width):
+    return [piece for line in lines for piece in (wrap.wrap(line, width) if line else [""])]
+
+
+def _within(head, tail, flags, printed, height, width):
+    """The footer on a screen of ``height`` lines under ``head``: the flags always, the
+    rest (the counts, the sandbox line, the notes, what was printed) while it fits."""
+    flags = _wrapped(flags, width)
+    optional = [""] + (printed + [""] if printed else []) + _wrapped(tail[1:], width)
+    while optional and len(head) + len(optional) + len(flags) > height:
+        optional.pop()
+    return optional + flags if optional != [""] else flags
+
+
+def _fitting(blocks, room, failed, lang, width):
+    """As many of ``blocks`` (a heading, then one per failed test) as fit in ``room``
+    lines, then a line saying where the others are."""
+    if sum(map(len, blocks)) <= room:
+        return blocks
+    note = wrap.wrap(t("({count} failed test(s) in all, not every one fits here: `python -m autograder grade` "
+                       "lists them)", lang, count=failed), width)
+    kept, used = [], 0
+    for block in blocks:
+        if used + len(block) > room - len(note):
+            break
+        kept.append(block)
+        used += len(block)
+    if len(kept) < 2:  # no test fits, its heading alone says nothing
+        return [[""] + note] if room > len(note) else []
+    return kept + [note]

@@ -63,6 +63,8 @@ def tidy(report):
     diagnosis, lang = getattr(report, "diagnosis", None), getattr(report, "lang", None)
     not_run = getattr(report, "hidden_not_run", None)
     not_run = not_run if isinstance(not_run, dict) else {}
+    printed = getattr(report, "printed", None)
+    printed = printed if isinstance(printed, dict) else {}
     return dataclasses.replace(
         report if isinstance(report, GradeReport) else GradeReport(tests=[], seed=0),
         tests=[tidy_test(test) for test in (getattr(report, "tests", None) or [])],
@@ -76,4 +78,7 @@ def tidy(report):
         diagnosis=diagnosis if isinstance(diagnosis, dict) else {},
         lang=lang if lang in ("zh", "en") else "en",
         hidden_not_run={text(module): number(points) for module, points in not_run.items() if number(points) > 0},
+        printed={text(module): {"bytes": int(number(entry.get("bytes"))), "head": text(entry.get("head")),
+                                "more": entry.get("more") is True}
+                 for module, entry in printed.items() if isinstance(entry, dict)},
     )

@@ -4,7 +4,11 @@ time limits, and turns every answer into an :class:`Outcome`.
 
 A worker that hangs, crashes or breaks the protocol is killed with its whole
 box, and the next request starts a new box, until the module's time budget is
-spent. Answers are untrusted input: they are read against a deadline, with a
+spent. A call that prints past ``Limits.call_output_bytes`` is stopped and
+reported as such; once a call of a module has run out of time or printed too
+much, its later calls get a short limit (:class:`~autograder.sandbox.call_clock.Allowance`):
+an endless loop costs seconds, and the module's other functions are still
+graded. Answers are untrusted input: they are read against a deadline, with a
 size bound, and decoded with bounds on depth and size
 (:mod:`autograder.sandbox.wire`); anything malformed is the student's call's
 protocol error, never the grader's.
@@ -16,8 +20,6 @@ import socket
 import time
 from dataclasses import asdict, dataclass, field
 
-from autograder import active_assignment
-from autograder.i18n import _
 from autograder.intake.submitted_text import clean
 from autograder.sandbox import assignment_side, call_clock, wire
 from autograder.sandbox.boxes import BoxError
@@ -40,6 +42,10 @@ def box_config(spec, module, limits, **extra):
 @dataclass
 class Limits:
     call_timeout: float = 20.0      # seconds charged to one call (the box's own time: call_clock.py)
+    # Seconds charged to each call of a module once one of its calls timed out (at least ten times
+    # its slowest answered call): a correct call takes milliseconds, however it is written.
+    after_timeout: float = 0.5
+    call_output_bytes: int = 256 * 2**10  # what one call may print before it is stopped
     import_timeout: float = 30.0    # seconds charged to importing the module
     module_budget: float = 150.0    # seconds charged to all calls of one module
     memory_bytes: int = 3 * 2**30   # extra address space on top of torch's
@@ -72,33 +78,14 @@ class StudentError:
         """'SyntaxError: expected ':'' -- Python's own words, quoted as they are."""
         return (self.type + ": " + self.message).rstrip(": ") if self.message else self.type
 
-    def describe(self, module_file):
-        """What went wrong, for the student (an :class:`autograder.i18n.Message`)."""
-        if self.kind == "missing":
-            if self.message:
-                return _("{file} {problem}: it was not graded.", file=module_file, problem=self.message)
-            return _("{file} is missing from the submission.", file=module_file)
-        if self.kind == "import":
-            if self.type == "Timeout":
-                return _("Importing {file} took longer than {seconds} s: does it run work at import time?",
-                         file=module_file, seconds=self.message)
-            return _("{file} could not be imported: {error}", file=module_file, error=self.headline())
-        if self.kind == "exception":
-            return _("Your code raised {error}", error=self.headline())
-        if self.kind == "timeout":
-            return _("Your code did not finish within {seconds} s: look for an endless loop or work that "
-                     "grows with the input.", seconds=self.message)
-        if self.kind == "crash":
-            return _("The process running your code stopped ({status}). Did it call exit()/os._exit(), run "
-                     "out of memory or crash the interpreter?", status=self.message)
-        if self.kind == "budget":
-            return _("{file} used up its total time budget; later calls were not run.", file=module_file)
-        if self.kind == "sandbox":
-            return _("The grader could not start a sandbox for {file} ({problem}). This is not your mistake: "
-                     "tell the course staff.", file=module_file, problem=self.message)
-        return _("Your code's answer could not be read ({problem}). The process running your code sent "
-                 "something that is not a valid answer: did it write to the grader's socket or print binary "
-                 "data there?", problem=self.message)
+
+def size_text(count):
+    """A byte limit as students read it: whole MiB, else KiB."""
+    return f"{count // 2**20} MiB" if count >= 2**20 and not count % 2**20 else f"{count // 1024} KiB"
+
+
+class _PrintedTooMuch(Exception):
+    """The running call printed past its limit."""
 
 
 @dataclass
@@ -137,6 +124,9 @@ class Sandbox:
         self._import_error = None
         self._cpu_mark = None     # the box's CPU count when the last call's clock stopped
         self._pending = None      # a box asked for by prestart(), not yet confined
+        self.allowance = call_clock.Allowance(self.limits.call_timeout, self.limits.after_timeout,
+                                              self.limits.call_output_bytes)
+        self.printed = call_clock.PrintedOutput(spec.get("log"))
 
     def wanted(self):
         return bool(self.spec.get("present")) and not self.spec.get("problem")
@@ -183,6 +173,8 @@ class Sandbox:
                 error = StudentError("import", "Timeout", error.message)
             elif error.kind == "protocol":
                 error = StudentError("import", "ProtocolError", error.message)
+            elif error.kind == "output":
+                error = StudentError("import", "PrintedTooMuch", error.message)
             elif error.kind != "exception":
                 error = StudentError("import", "ProcessExit", error.message)
             self._import_error = StudentError("import", error.type, error.message, error.traceback,
@@ -212,7 +204,8 @@ class Sandbox:
     # -- requests -----------------------------------------------------------
     def _wait_for_answer(self, sock, timeout, clock, backstop):
         """Until the answer starts to arrive; raises socket.timeout once the call
-        was charged ``timeout`` seconds (:mod:`call_clock`), or at the backstop."""
+        was charged ``timeout`` seconds (:mod:`call_clock`), or at the backstop,
+        and _PrintedTooMuch once it printed past its limit."""
         while True:
             now = time.monotonic()
             if now >= backstop:
@@ -220,27 +213,36 @@ class Sandbox:
             ready, _, _ = select.select([sock], [], [], min(call_clock.POLL_S, backstop - now))
             if ready:
                 return
+            call_clock.check_cancelled()
+            if self.printed.printed_by_call() > self.allowance.output_bytes():
+                raise _PrintedTooMuch()
             if clock.update() >= timeout:
                 raise socket.timeout("time limit")
 
-    def _request(self, message, timeout, shapes=None):
+    def _request(self, message, timeout, short=False, shapes=None):
         request_id = secrets.token_hex(8)
         clock = call_clock.CallClock(self._box, since=self._cpu_mark)
         backstop = clock.backstop(timeout)
         sock = self._box.sock
         reading = None
+        self.printed.start_call()
         try:
             wire.send_frame(sock, dict(message, id=request_id), deadline=backstop)
-            if clock.counting:
-                self._wait_for_answer(sock, timeout, clock, backstop)
+            self._wait_for_answer(sock, timeout, clock, backstop)
             # An answer that has begun follows at once from an honest worker (one
             # write): a box dribbling it out meets what is left of the call's time.
             deadline = min(backstop, time.monotonic() + max(timeout - clock.charged, call_clock.GRACE_S))
             reading = time.thread_time()
             frame = wire.recv_frame(sock, deadline=deadline, max_bytes=wire.MAX_REPLY_BYTES)
             outcome = self._answer(frame, request_id, shapes)
-        except socket.timeout:
-            return self._failed(clock, StudentError("timeout", message=f"{timeout:g}"))
+        except (socket.timeout, _PrintedTooMuch):
+            limit = self.allowance.output_bytes()
+            storm = self.printed.printed_by_call() > limit  # a print storm, not a loop
+            self.allowance.overran()
+            if storm:
+                return self._failed(clock, StudentError("output", message=size_text(limit)), reading)
+            return self._failed(clock, StudentError("timeout", "after_timeout" if short else "", f"{timeout:g}"),
+                                reading)
         except (EOFError, OSError):
             self._charge(clock)
             status = self._exit_status()
@@ -254,7 +256,7 @@ class Sandbox:
                 raise
             reason = str(exc) if isinstance(exc, wire.WireError) else f"unreadable answer ({type(exc).__name__})"
             return self._failed(clock, StudentError("protocol", message=clean(reason, 200)), reading)
-        self._charge(clock, reading)
+        self.allowance.answered(self._charge(clock, reading))
         return outcome
 
     def _failed(self, clock, error, reading=None):
@@ -277,12 +279,16 @@ class Sandbox:
                 self.delegation.append(item)
 
     def _charge(self, clock, reading=None):
-        """Charge the call: the box's time (:mod:`call_clock`), and at least the judge's
-        own CPU time spent reading its answer (``reading``: the thread's CPU time when it began)."""
+        """Charge the call that ``clock`` timed: the box's time (:mod:`call_clock`), and at
+        least the judge's own CPU time spent reading its answer (``reading``: the thread's CPU
+        time when it began); returns what it cost."""
         judge = time.thread_time() - reading if reading is not None else 0.0
-        self.spent += max(clock.finish(), judge)
+        charged = max(clock.finish(), judge)
+        self.spent += charged
         self.wall_spent += time.monotonic() - clock.started
         self._cpu_mark = clock.last_cpu if clock.counting else None
+        self.printed.end_call()
+        return charged
 
     @staticmethod
     def _outcome(frame):
@@ -313,8 +319,9 @@ class Sandbox:
         error = self._ensure_started()
         if error is not None:
             return Outcome(False, error=error)
+        limit, short = self.allowance.seconds(timeout)
         remaining = self.limits.module_budget - self.spent
-        return self._request(message, max(0.5, min(timeout or self.limits.call_timeout, remaining)), shapes)
+        return self._request(message, max(0.5, min(limit, remaining)), short, shapes)
 
     def call(self, function, *args, timeout=None, **kwargs):
         """Call ``<module>.<function>(*args, **kwargs)`` in the worker."""
@@ -357,61 +364,3 @@ def prestart(sandboxes, modules=None):
         if not modules or sandbox.module_name in modules:
             sandbox.request_box()
 
-
-def probe_isolation(boxes, limits):
-    """What a box would get on this machine, found by starting one that runs no
-    student code (grade-many asks before grading a class)."""
-    return start_probe(boxes, limits).result()
-
-
-class _Probe:
-    """A probe box asked for: it confines itself while the caller goes on."""
-
-    def __init__(self, boxes, limits):
-        import tempfile
-
-        from autograder.intake import submission
-        from autograder.sandbox import boxes as box_factories, uids
-        from autograder.sandbox.confine import platforms
-
-        self._area = self._box = self._report = self._error = None
-        self._boxes = boxes
-        try:
-            self._area = tempfile.TemporaryDirectory(prefix="amp-probe-")
-            uid = uids.allocate(1)[0]
-            area = self._area.name
-            specs, _ = submission.take(area, area, uid, uid)  # an empty submission: nothing to read
-            first = active_assignment.current().modules[0]
-            config = box_config(specs[first], first, limits, probe=True)
-            if isinstance(boxes, box_factories.SpawnBoxes):
-                self._report = platforms.wrap_command([], config)[1]
-            else:
-                self._box = boxes.request_box(config)
-        except Exception as exc:  # noqa: BLE001 - given back by result()
-            self._error = exc
-
-    def result(self):
-        """The probe box's isolation report (raises what starting it raised)."""
-        try:
-            if self._error is not None:
-                raise self._error
-            if self._box is not None:
-                box, self._box = self._box, None
-                box = self._boxes.finish_box(box, 60.0)
-                box.close()
-                self._report = box.isolation
-            return self._report
-        finally:
-            self.close()
-
-    def close(self):
-        if self._box is not None:
-            self._box.close()
-            self._box = None
-        if self._area is not None:
-            self._area.cleanup()
-
-
-def start_probe(boxes, limits):
-    """Ask for a probe box now; :meth:`_Probe.result` waits for its report."""
-    return _Probe(boxes, limits)

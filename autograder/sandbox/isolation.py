@@ -1,4 +1,5 @@
-"""What confined a submission: the boxes' reports, combined into one.
+"""What confined a submission: the boxes' reports, combined into one, and
+what a box would get on this machine (a probe box that runs no student code).
 
 Each box reports what held for it (:func:`autograder.sandbox.confine.confinement.confine`);
 a grade shows the weakest: it is ``confined`` only when every box was. A box can
@@ -7,6 +8,9 @@ filter's refusal of pathname sockets, Landlock's TCP rule for a network
 namespace): the combined report then names it in ``missing_layers``, and every
 summary of it says so, never a bare "confined".
 """
+from autograder import active_assignment
+from autograder.sandbox.client import box_config
+
 KEYS = ("root", "fs", "syscalls", "network", "signals", "process_namespace", "uid", "scratch", "memory", "cpu")
 MAX_PROBLEMS = 12
 # (layer, the report's key, whether its value shows the layer held); a key a
@@ -65,3 +69,62 @@ def summary(report):
     head = "NOT CONFINED" if not report.get("confined") else \
         f"confined, but without: {', '.join(missing)}" if missing else "confined"
     return f"{head} ({'; '.join(parts)})"
+
+
+def probe_isolation(boxes, limits):
+    """What a box would get on this machine, found by starting one that runs no
+    student code (grade-many asks before grading a class)."""
+    return start_probe(boxes, limits).result()
+
+
+class _Probe:
+    """A probe box asked for: it confines itself while the caller goes on."""
+
+    def __init__(self, boxes, limits):
+        import tempfile
+
+        from autograder.intake import submission
+        from autograder.sandbox import boxes as box_factories, uids
+        from autograder.sandbox.confine import platforms
+
+        self._area = self._box = self._report = self._error = None
+        self._boxes = boxes
+        try:
+            self._area = tempfile.TemporaryDirectory(prefix="amp-probe-")
+            uid = uids.allocate(1)[0]
+            area = self._area.name
+            specs, _ = submission.take(area, area, uid, uid)  # an empty submission: nothing to read
+            first = active_assignment.current().modules[0]
+            config = box_config(specs[first], first, limits, probe=True)
+            if isinstance(boxes, box_factories.SpawnBoxes):
+                self._report = platforms.wrap_command([], config)[1]
+            else:
+                self._box = boxes.request_box(config)
+        except Exception as exc:  # noqa: BLE001 - given back by result()
+            self._error = exc
+
+    def result(self):
+        """The probe box's isolation report (raises what starting it raised)."""
+        try:
+            if self._error is not None:
+                raise self._error
+            if self._box is not None:
+                box, self._box = self._box, None
+                box = self._boxes.finish_box(box, 60.0)
+                box.close()
+                self._report = box.isolation
+            return self._report
+        finally:
+            self.close()
+
+    def close(self):
+        if self._box is not None:
+            self._box.close()
+            self._box = None
+        if self._area is not None:
+            self._area.cleanup()
+
+
+def start_probe(boxes, limits):
+    """Ask for a probe box now; :meth:`_Probe.result` waits for its report."""
+    return _Probe(boxes, limits)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from autograder.judging import todo_graph as todos
+from autograder.judging import call_errors, todo_graph as todos
 from autograder.i18n import _
 
 FILE = "amp_update.py"
@@ -24,11 +24,17 @@ CHECKS = {
 }
 
 
+# The TODO a failed check points at (GradScaler's own check points at none).
+TODOS = {"unscaled_gradient_match": 1, "local_overflow_skips": 3, "scale_backoff_match": 3}
+
+
 @dataclass
 class Verdict:
     name: str
     passed: bool
     reason: object = None  # a Message saying why it failed
+    todo: int = 0          # the TODO to look at when it failed (0: none)
+    unwritten: bool = False  # the reason is that this TODO is not written yet
 
 
 def framework_side():
@@ -73,7 +79,7 @@ def _failure(function, outcome):
     if unwritten:
         return _("{function} stopped at TODO {todo}: it is not written yet (NotImplementedError).",
                  function=function, todo=unwritten)
-    return _("{function}: {problem}", function=function, problem=error.describe(FILE))
+    return _("{function}: {problem}", function=function, problem=call_errors.describe(error, FILE))
 
 
 def _gradient_verdict(outcome, framework):
@@ -123,4 +129,11 @@ def run(student):
     found = [_gradient_verdict(gradient, framework)] + _plan_verdicts(plan, framework)
     found.insert(2, Verdict("framework_overflow_skips", framework["skipped"],
                             None if framework["skipped"] else _("this PyTorch's GradScaler did not skip the step.")))
+    for verdict, outcome in zip(found, (gradient, plan, None, plan)):
+        if not verdict.passed and verdict.name in TODOS:
+            error = outcome.error if outcome is not None and not outcome.ok else None
+            unwritten = todos.stub_todo(error.type, error.message) if error and error.kind == "exception" else 0
+            verdict.todo, verdict.unwritten = unwritten or TODOS[verdict.name], bool(unwritten)
+            if error and not gradient.ok and gradient.error.kind == error.kind and outcome is plan:
+                verdict.todo = unwritten or TODOS["unscaled_gradient_match"]  # the plan unscales first: TODO 1
     return found

@@ -17,7 +17,9 @@ REPOSITORY_ROOT = locations.REPO_ROOT
 
 
 def add_parser(subparsers):
-    lang = resolve_language(root=str(REPOSITORY_ROOT))
+    from autograder.cli.argparse_text import help_language
+
+    lang = help_language(str(REPOSITORY_ROOT))
     parser = subparsers.add_parser(
         "conformance", help=t("check amp_update.py against torch.amp.GradScaler (the chapter's optional check)", lang),
         description=t("Run the chapter's framework conformance check (check_amp_framework_conformance, end of "
@@ -55,10 +57,11 @@ def check_submission(folder, boxes=None, limits=None):
             specs, _notes = submission.take(folder, area, uid, uid)
             spec = specs["amp_update"]
             if spec.get("problem") or not spec.get("present"):
+                from autograder.judging import call_errors
                 from autograder.sandbox.client import StudentError
 
-                return None, StudentError("missing", message=spec.get("problem") or "").describe(
-                    conformance_check.FILE)
+                return None, call_errors.describe(StudentError("missing", message=spec.get("problem") or ""),
+                                                  conformance_check.FILE)
             student = Sandbox("amp_update", spec, boxes, limits or limits_from_env())
             try:
                 return conformance_check.run(student), None
@@ -70,19 +73,29 @@ def check_submission(folder, boxes=None, limits=None):
             boxes.close()
 
 
-def render(verdicts, lang):
+def render(verdicts, lang, width=None):
+    """The verdicts, each failure with the TODO to look at, wrapped to ``width``
+    (default: the terminal's)."""
     from autograder.assignment.conformance.check import CHECKS, FILE
+    from autograder.judging import todo_graph
+    from autograder.reports import terminal, wrap
 
-    lines = [t("Framework conformance of {file} with torch.amp.GradScaler('cpu') (the chapter's "
-               "check_amp_framework_conformance, end of Step 4):", lang, file=FILE)]
+    width = terminal.terminal_width(width)
+    lines = wrap.wrap(t("Framework conformance of {file} with torch.amp.GradScaler('cpu') (the chapter's "
+                        "check_amp_framework_conformance, end of Step 4):", lang, file=FILE), width)
     for verdict in verdicts:
         mark = t("PASS", lang) if verdict.passed else t("FAIL", lang)
-        lines.append(f"  [{mark}] {verdict.name}: {CHECKS[verdict.name].render(lang)}")
+        lines += wrap.wrap(f"  [{mark}] {verdict.name}: {CHECKS[verdict.name].render(lang)}", width, hang="     ")
         if verdict.reason is not None:
-            lines.append("         " + verdict.reason.render(lang))
+            reason = verdict.reason.render(lang)
+            if verdict.todo and not verdict.unwritten:
+                reason = t("TODO {todo} ({title}): {reason}", lang, todo=verdict.todo,
+                           title=todo_graph.title(verdict.todo) or "", reason=reason)
+            lines += wrap.wrap_hanging(reason, width, "         ")
     failed = [verdict.name for verdict in verdicts if not verdict.passed]
-    lines.append(t("{failed} of {total} checks failed: {names}.", lang, failed=len(failed), total=len(verdicts),
-                   names=", ".join(failed)) if failed else t("All {total} checks passed.", lang, total=len(verdicts)))
+    lines += wrap.wrap(t("{failed} of {total} checks failed: {names}.", lang, failed=len(failed), total=len(verdicts),
+                         names=", ".join(failed)) if failed else t("All {total} checks passed.", lang,
+                                                                   total=len(verdicts)), width)
     return "\n".join(lines)
 
 

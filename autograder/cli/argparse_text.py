@@ -1,0 +1,148 @@
+"""argparse's own words ("usage:", "error:", "invalid choice", "show this help message
+and exit") in the student's language.
+
+argparse marks its messages for gettext (``_()`` and ``ngettext()`` of the gettext
+module, looked up when a parser is built, prints help or reports an error). Its ids
+are listed here so that the catalog tools find them and the catalogs translate them
+(``autograder/i18n/locale/zh/grader.po``); :func:`translated` has argparse look them
+up there while the command line is parsed. These are the messages of the Python
+versions the course uses (3.11, 3.12): one another version words differently stays
+English, which is what it was.
+
+:class:`Parser` prints what argparse prints (usage, help, errors) wrapped at the
+terminal's width between words: argparse counts characters, not the two cells of
+a Chinese one, and never wraps its error messages.
+"""
+import argparse
+import contextlib
+import os
+import re
+import shutil
+import sys
+
+from autograder.i18n import _, catalog
+
+IDS = (
+    _("usage: "), _("positional arguments"), _("options"), _("show this help message and exit"),
+    _("%(prog)s: error: %(message)s\n"), _("argument %(argument_name)s: %(message)s"),
+    _("invalid choice: %(value)r (choose from %(choices)s)"), _("invalid %(type)s value: %(value)r"),
+    _("unrecognized arguments: %s"), _("the following arguments are required: %s"),
+    _("one of the arguments %s is required"), _("not allowed with argument %s"),
+    _("ambiguous option: %(option)s could match %(matches)s"), _("expected one argument"),
+    _("expected at most one argument"), _("expected at least one argument"), _("expected %s argument"),
+    _("expected %s arguments"), _("ignored explicit argument %r"),
+    _("unknown parser %(parser_name)r (choices: %(choices)s)"),
+)
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage, help and errors wrap at the terminal's width."""
+
+    def print_usage(self, file=None):
+        _write(self.format_usage(), file or sys.stdout)
+
+    def print_help(self, file=None):
+        _write(self.format_help(), file or sys.stdout)
+
+    def exit(self, status=0, message=None):
+        if message:
+            _write(message, sys.stderr)
+        sys.exit(status)
+
+
+def wrapping(stream):
+    """Whether text for ``stream`` is wrapped: on a terminal, or where its width is given
+    (``COLUMNS``); a pipe or a log gets lines as they are, for whoever reads or searches it."""
+    try:
+        return stream.isatty() or bool(os.environ.get("COLUMNS"))
+    except (AttributeError, ValueError):
+        return False
+
+
+def _write(text, file):
+    from rich.cells import cell_len
+
+    from autograder.reports import wrap
+
+    if not wrapping(file):
+        try:
+            file.write(text)
+        except (AttributeError, OSError):
+            pass
+        return
+    width = max(shutil.get_terminal_size((80, 24)).columns, 40)
+    source, lines = text.split("\n"), []
+    while source:
+        line = source.pop(0)
+        # an option's help continues under its help column: argparse broke it at spaces,
+        # counting characters, so it is joined again and wrapped by cells
+        column = re.match(r"( +)(\S(?:\S| (?! ))*  +)\S", line) if line.startswith("  ") else None
+        if column and cell_len(column.group(1) + column.group(2)) < width // 2:
+            indent = " " * cell_len(column.group(1) + column.group(2))
+            while source and source[0].startswith(indent) and source[0][len(indent):][:1] not in ("", " "):
+                line += " " + source.pop(0).strip()
+            lines += wrap.wrap(line, width, hang=" " * cell_len(column.group(2)))
+        else:
+            lines += wrap.wrap(line, width) if line else [""]
+    try:
+        file.write("\n".join(lines))
+    except (AttributeError, OSError):
+        pass
+
+
+_asked = [None]  # the language of the command line being parsed
+
+
+def help_language(root):
+    """The language a command's help is written in: the command line's (inside
+    :func:`translated`), else the configured one."""
+    from autograder.i18n import resolve_language
+
+    return _asked[0] or resolve_language(root=root)
+
+
+@contextlib.contextmanager
+def translated(lang):
+    """While this lasts, argparse speaks ``lang`` (English: unchanged), and so do the
+    commands' help texts (:func:`help_language`)."""
+    _asked[0] = lang
+    try:
+        with _argparse_in(lang):
+            yield
+    finally:
+        _asked[0] = None
+
+
+@contextlib.contextmanager
+def _argparse_in(lang):
+    table = catalog(lang)
+    if not table or not hasattr(argparse, "_") or not hasattr(argparse, "ngettext"):
+        yield
+        return
+
+    def gettext(message):
+        return table.get(message, message)
+
+    def ngettext(singular, plural, count):
+        message = singular if count == 1 else plural
+        return table.get(message, message)
+
+    saved = argparse._, argparse.ngettext
+    argparse._, argparse.ngettext = gettext, ngettext
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved
+
+
+def language_asked(argv, root):
+    """The feedback language of this command line: its ``--lang``, else the configured one."""
+    from autograder.i18n import resolve_language
+
+    option = None
+    for index, word in enumerate(argv):
+        if word == "--lang" and index + 1 < len(argv):
+            option = argv[index + 1]
+        elif word.startswith("--lang="):
+            option = word.split("=", 1)[1]
+    return resolve_language(option, root=root)
