@@ -60,3 +60,13 @@ def test_endless_loop_benchmark_compares_both_limits(capsys, monkeypatch):
     assert module.main(["--cases", "loop_todo1"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("loop_todo1: ") and "with the short limit" in out and "ratio" in out
+
+
+def test_answer_shapes_benchmark_prints_a_ratio_per_answer(capsys):
+    spec = importlib.util.spec_from_file_location("bench_answer_shapes",
+                                                  ROOT / "benchmarks" / "bench_answer_shapes.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--rounds", "1"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.endswith("x")]
+    assert [row[:22].strip() for row in rows] == list(module.ANSWERS)

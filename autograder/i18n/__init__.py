@@ -46,8 +46,14 @@ class Message:
         params = {key: render(value, lang) for key, value in self.params.items()}
         try:
             return template.format(**params)
-        except (KeyError, IndexError, ValueError):  # a broken translation: fall back to English
-            return self.msgid.format(**params)
+        except (KeyError, IndexError, ValueError, TypeError):  # a broken translation, or a value unlike its spec's
+            pass
+        for text in (template, self.msgid):  # English if the translation is broken
+            try:
+                return _LENIENT.vformat(text, (), params)
+            except (KeyError, IndexError, ValueError, TypeError):
+                continue
+        return self.msgid
 
     def __str__(self):
         return self.render()
@@ -60,6 +66,21 @@ class Message:
 
     def __hash__(self):
         return hash(self.msgid)
+
+
+class _Lenient(string.Formatter):
+    """Shows a parameter its format spec does not fit as text: a value a student's code
+    returned may stand where a number was expected (``{got:.6g}``), and a report must
+    still be written."""
+
+    def format_field(self, value, format_spec):
+        try:
+            return format(value, format_spec)
+        except (TypeError, ValueError):
+            return str(value)
+
+
+_LENIENT = _Lenient()
 
 
 def _(msgid, **params):

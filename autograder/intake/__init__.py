@@ -1,7 +1,8 @@
 """Taking a submission in: the contract files only (never through a link),
 bounded reads of student files, tamper hashes of the grader and template,
 reading student source without running it, and student text made writable
-where it enters the judge (``submitted_text``).
+where it enters the judge (``submitted_text``), and the shapes a box's answers
+are held to before a check reads them (``answer_shapes``).
 
 Imports i18n and the active assignment's description only.
 """

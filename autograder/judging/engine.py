@@ -24,7 +24,7 @@ from autograder.i18n import set_language
 from autograder.i18n import text as t
 from autograder.judging.results import GradeReport
 from autograder.judging.seeds import new_seed
-from autograder.sandbox import isolation, uids
+from autograder.sandbox import assignment_side, isolation, uids
 from autograder.sandbox.confine import limits as os_limits
 
 PACKAGE_DIR = locations.PACKAGE_DIR
@@ -66,6 +66,7 @@ def preload_judge():
 
     assignment = active_assignment.current()
     assignment.plugins()
+    assignment_side.declared()  # the shapes of its answers, which modules have a guard
     hooks = assignment.hooks()
     if hooks is not None and hasattr(hooks, "preload"):
         hooks.preload()

@@ -1,6 +1,7 @@
-"""The active assignment's worker side (its scenarios and per-module guards),
-imported once by the zygote, before confinement, and read by the worker and the
-box's confinement."""
+"""The active assignment's worker side (its scenarios, the shapes of their
+answers and per-module guards), imported once by the zygote, before confinement,
+and read by the worker and the box's confinement; the judge reads the shapes and
+which modules have a guard."""
 import functools
 
 from autograder import active_assignment
@@ -10,6 +11,12 @@ from autograder import active_assignment
 def _module():
     assignment = active_assignment.current()
     return assignment.resolve(assignment.worker_side)
+
+
+def declared():
+    """Import the worker side without preparing its guards (the judge reads only
+    the answers' shapes and which modules have a guard)."""
+    return _module()
 
 
 def load():
@@ -24,6 +31,14 @@ def load():
 def scenario(name):
     module = _module()
     return getattr(module, "SCENARIOS", {})[name] if module is not None else None
+
+
+def answer_shape(name, spec):
+    """The shape the answer of scenario ``name`` run on ``spec`` must have
+    (:mod:`autograder.intake.answer_shapes`; None where none is declared)."""
+    module = _module()
+    shape = getattr(module, "ANSWER_SHAPES", {}).get(name) if module is not None else None
+    return shape(spec) if callable(shape) else shape
 
 
 def guard(module_name):

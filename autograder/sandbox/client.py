@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from autograder.intake.submitted_text import clean
-from autograder.sandbox import call_clock, wire
+from autograder.sandbox import assignment_side, call_clock, wire
 from autograder.sandbox.boxes import BoxError
 from autograder.sandbox.confine.code_seal import EXIT_SEALED
 
@@ -119,6 +119,7 @@ class Sandbox:
         self.restarts = 0
         self.isolation = []       # one report per box started
         self.delegation = []      # what the module's guard refused in the worker
+        self.guarded = assignment_side.guard(module_name) is not None  # its answers must say so
         self._box = None
         self._import_error = None
         self._cpu_mark = None     # the box's CPU count when the last call's clock stopped
@@ -218,7 +219,7 @@ class Sandbox:
             if clock.update() >= timeout:
                 raise socket.timeout("time limit")
 
-    def _request(self, message, timeout, short=False):
+    def _request(self, message, timeout, short=False, shapes=None):
         request_id = secrets.token_hex(8)
         clock = call_clock.CallClock(self._box, since=self._cpu_mark)
         backstop = clock.backstop(timeout)
@@ -233,7 +234,7 @@ class Sandbox:
             deadline = min(backstop, time.monotonic() + max(timeout - clock.charged, call_clock.GRACE_S))
             reading = time.thread_time()
             frame = wire.recv_frame(sock, deadline=deadline, max_bytes=wire.MAX_REPLY_BYTES)
-            outcome = self._answer(frame, request_id)
+            outcome = self._answer(frame, request_id, shapes)
         except (socket.timeout, _PrintedTooMuch):
             limit = self.allowance.output_bytes()
             storm = self.printed.printed_by_call() > limit  # a print storm, not a loop
@@ -264,19 +265,17 @@ class Sandbox:
         self.close()
         return Outcome(False, error=error)
 
-    def _answer(self, frame, request_id):
-        """The :class:`Outcome` of the answer ``frame``; raises on anything that is not one."""
+    def _answer(self, frame, request_id, shapes=None):
+        """The :class:`Outcome` of the answer ``frame``; raises on anything that is not one,
+        or whose parts (``shapes``: part -> its :mod:`~autograder.intake.answer_shapes` shape) differ."""
         if frame.get("id") != request_id:  # one request at a time: anything else is forged
             raise wire.WireError("the answer was not for this request")
-        delegation = frame.get("delegation")
-        if isinstance(delegation, list):
-            self._note_delegation(delegation)
-        return self._outcome(frame)
+        self._note_delegation(frame.get("delegation"), required=self.guarded)
+        return wire.check_parts(self._outcome(frame), shapes)
 
-    def _note_delegation(self, items):
-        for item in items[:20]:
-            item = clean(item, 200) if isinstance(item, str) else None
-            if item and item not in self.delegation:
+    def _note_delegation(self, record, required=False):
+        for item in wire.decode_delegation(record, required):
+            if item not in self.delegation:
                 self.delegation.append(item)
 
     def _charge(self, clock, reading=None):
@@ -316,13 +315,13 @@ class Sandbox:
                 return self._import_error
         return None
 
-    def _send(self, message, timeout):
+    def _send(self, message, timeout, shapes=None):
         error = self._ensure_started()
         if error is not None:
             return Outcome(False, error=error)
         limit, short = self.allowance.seconds(timeout)
         remaining = self.limits.module_budget - self.spent
-        return self._request(message, max(0.5, min(limit, remaining)), short)
+        return self._request(message, max(0.5, min(limit, remaining)), short, shapes)
 
     def call(self, function, *args, timeout=None, **kwargs):
         """Call ``<module>.<function>(*args, **kwargs)`` in the worker."""
@@ -339,11 +338,13 @@ class Sandbox:
                    "kwargs": {key: wire.encode_value(value) for key, value in kwargs.items()}}
         if inputs_after:  # asked for only where a test looks: sending them back costs both sides
             message["inputs_after"] = True
-        return self._send(message, timeout)
+        return self._send(message, timeout, wire.inputs_shapes(args, kwargs) if inputs_after else None)
 
     def scenario(self, name, spec, timeout=None):
-        """Run the trusted scenario ``name`` with the student module plugged in."""
-        return self._send({"op": "scenario", "name": name, "spec": spec}, timeout)
+        """Run the trusted scenario ``name`` with the student module plugged in; its
+        answer must have the shape the assignment declares for it."""
+        shape = assignment_side.answer_shape(name, spec)
+        return self._send({"op": "scenario", "name": name, "spec": spec}, timeout, {"value": shape})
 
 
 def close_all(sandboxes):

@@ -24,6 +24,7 @@ import time
 
 import torch
 
+from autograder.intake import answer_shapes
 from autograder.intake.submitted_text import clean, writable
 
 MAX_FRAME_BYTES = 64 * 2**20      # requests the judge sends (inputs it built itself)
@@ -32,6 +33,7 @@ MAX_DEPTH = 24
 MAX_NODES = 100_000               # values in one answer
 MAX_TENSOR_BYTES = 32 * 2**20     # tensor data in one answer
 MAX_INT_CHARS = 20                # what encode_value sends: |n| < 2**63, sign included
+MAX_REFUSALS = 20                 # entries of a guard's record in one answer
 
 DTYPES = {
     "float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
@@ -190,6 +192,37 @@ def decode_result(result):
     budget = DecodeBudget()
     return tuple(decode_value(result.get(key, default), budget=budget)
                  for key, default in (("value", None), ("args_after", []), ("kwargs_after", {"$dict": {}})))
+
+
+def check_parts(outcome, shapes):
+    """``outcome`` (a call's), once each of its parts has its shape (``shapes``: part name ->
+    :mod:`autograder.intake.answer_shapes` shape, None: any); raises WireError otherwise."""
+    for part, shape in (shapes or {}).items() if outcome.ok else ():
+        try:
+            answer_shapes.check(getattr(outcome, part), shape, part)
+        except answer_shapes.ShapeError as exc:
+            raise WireError(f"an answer of the wrong form: {exc}") from None
+    return outcome
+
+
+def inputs_shapes(args, kwargs):
+    """What a call's arguments come back as: a list of as many, a dict of the same names
+    (what they hold is the checks' to judge)."""
+    return {"args_after": answer_shapes.ListOf(answer_shapes.ANY, length=len(args)),
+            "kwargs_after": answer_shapes.MapOf(answer_shapes.ANY, keys=kwargs)}
+
+
+def decode_delegation(record, required):
+    """A guard's record of what it refused (``delegation``), as the judge keeps it:
+    strings made writable and cut. A box whose module has a guard (``required``)
+    sends it with every answer, empty or not: an answer without a list of at most
+    MAX_REFUSALS strings there would drop a refusal unseen, and is the box's
+    protocol error. Elsewhere it means nothing: strings are kept, the rest dropped."""
+    if required and (type(record) is not list or len(record) > MAX_REFUSALS
+                     or not all(type(item) is str for item in record)):
+        raise WireError("the answer holds no record of what the guard refused")
+    items = record[:MAX_REFUSALS] if isinstance(record, list) else []
+    return [clean(item, 200) for item in items if isinstance(item, str) and item]
 
 
 def _count(value, below):

@@ -169,13 +169,18 @@ class Worker:
                     reply.update(ok=False, error={"type": "ProtocolError", "message": str(exc)})
                 else:
                     reply.update(ok=False, error=_error(exc, self.submission_dir))
-            if self.guard is not None and self.guard.SEEN:
-                reply["delegation"] = [str(item)[:200] for item in self.guard.SEEN[:20]]
             try:
-                wire.send_frame(sock, reply)
+                wire.send_frame(sock, self._recorded(reply))
             except (ValueError, TypeError) as exc:  # e.g. a value JSON cannot hold
-                wire.send_frame(sock, {"id": request.get("id"), "ok": False,
-                                       "error": {"type": "ProtocolError", "message": str(exc)[:500]}})
+                wire.send_frame(sock, self._recorded({"id": request.get("id"), "ok": False,
+                                                      "error": {"type": "ProtocolError", "message": str(exc)[:500]}}))
+
+    def _recorded(self, reply):
+        """Every answer of a guarded module carries the guard's record, empty or not
+        (:func:`autograder.sandbox.wire.decode_delegation`)."""
+        if self.guard is not None:
+            reply["delegation"] = [str(item)[:200] for item in self.guard.SEEN[:wire.MAX_REFUSALS]]
+        return reply
 
 
 def run(sock, submission_dir, module_name, log_fd, scratch=None):

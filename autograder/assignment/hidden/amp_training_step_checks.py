@@ -19,7 +19,7 @@ from autograder.assignment import scenarios
 from autograder.assignment.hidden import oracle_train_step
 from autograder.i18n import _
 from autograder.judging import reference_cache
-from autograder.judging.judge import (Mistake, StudentCodeFailed, expect, known_ratio, numbers_message,
+from autograder.judging.judge import (Mistake, StudentCodeFailed, equals, expect, known_ratio, numbers_message,
                                       raised_instead, raised_is)
 from autograder.assignment.checks.amp_training_step_crashes import FILE, run_student
 
@@ -108,9 +108,9 @@ def run_both(student, spec):
 
 def check_structure(got):
     for index, report in enumerate(got["reports"], start=1):
-        expect("$not_a_dict" not in report,
+        expect(isinstance(report, dict) and "$not_a_dict" not in report,
                _("update {index}: train_step returned a {got}, not the contract's dict.", index=index,
-                 got=report.get("$not_a_dict")))
+                 got=report.get("$not_a_dict") if isinstance(report, dict) else type(report).__name__))
         missing, extra = sorted(REPORT_KEYS - set(report)), sorted(set(report) - REPORT_KEYS)
         expect(not missing and not extra,
                _("update {index}: the returned dict's keys are wrong (missing: {missing}; unexpected: "
@@ -148,6 +148,8 @@ def update_error(got, want, spec):
     """The largest per-tensor relative error of what training changed (inf for non-finite values, or
     for a tensor moved that the reference left alone)."""
     worst = 0.0
+    if len(got) != len(want):
+        return math.inf
     for a, e, start in zip(got, want, initial_parameters(spec)):
         if not torch.is_tensor(a) or a.shape != e.shape or not bool(torch.isfinite(a).all()):
             return math.inf
@@ -161,8 +163,11 @@ def update_error(got, want, spec):
 
 
 def update_ratio(got, want, spec):
-    """||all changes of got|| / ||all changes of the reference|| (None if the reference did not move)."""
+    """||all changes of got|| / ||all changes of the reference|| (None if the reference did not move,
+    or ``got`` holds something else than tensors like the reference's)."""
     moved = wanted = 0.0
+    if len(got) != len(want) or not all(torch.is_tensor(a) and a.shape == e.shape for a, e in zip(got, want)):
+        return None
     for a, e, start in zip(got, want, initial_parameters(spec)):
         moved += float((a.double() - start.double()).norm()) ** 2
         wanted += float((e.double() - start.double()).norm()) ** 2
@@ -302,7 +307,7 @@ def first_difference(got, want, spec):
                 what = _("update {index}: {key}", index=index, key=key)
                 shown = value if value is not None else repr(report[key])
                 return Mistake(numbers_message(what, shown, expected[key]), 13)
-        if report["num_microbatches"] != expected["num_microbatches"]:
+        if not equals(report["num_microbatches"], expected["num_microbatches"]):
             return Mistake(_("update {index}: num_microbatches: got {got}, expected {want}.", index=index,
                              got=repr(report["num_microbatches"]), want=expected["num_microbatches"]))
         left = got["grads_left"][index - 1]

@@ -272,7 +272,7 @@ def check_iteration(student, got, want, spec, i):
     if is_number(before) and is_number(ratio):
         expect(math.isclose(ratio, before, rel_tol=1e-5),
                numbers_message(_("iteration {k}: scale(loss) / loss", k=k), ratio, before,
-                               {THE_SCALE: before, ONE_OVER_SCALE: 1.0 / before}), SCALE)
+                               {THE_SCALE: before, ONE_OVER_SCALE: 1.0 / before if before else 0.0}), SCALE)
     got_return, want_return = at(got["step_returns"], i), at(want["step_returns"], i)
     calls = at(got["calls"], i)
     if got_return is not MISSING and i not in spec.get("no_step", ()):

@@ -4,11 +4,15 @@ the helpers that turn what a run produced into plain data (parameters,
 optimizer state, exceptions, returned values).
 
 Trusted grader code without expected values: the sandbox worker imports it
-(through :mod:`autograder.assignment.scenarios`).
+(through :mod:`autograder.assignment.scenarios`). Next to each helper, the shape
+of what it returns (:mod:`autograder.intake.answer_shapes`): the judge holds a
+box's answer to them before any check reads it.
 """
 import math
 
 import torch
+
+from autograder.intake.answer_shapes import FLOAT, INT, NONE, STR, Items, ListOf, MapOf, Record, Tensor, Where, one_of
 
 
 def generator(seed):
@@ -87,7 +91,7 @@ def parameters_of(model):
     return [param.detach().clone() for param in model.parameters()]
 
 
-# _poison and _plain are used by the scenario modules only, not by the suites,
+# _poison, _plain and _plain_state are used by the scenario modules only, not by the suites,
 # hence the underscore although they are imported across modules.
 def _poison(value):
     return {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}[value]
@@ -111,3 +115,34 @@ def _plain(value):
     if torch.is_tensor(value) and value.numel() == 1:
         return float(value.detach().double())
     return {"type": type(value).__name__[:60]}
+
+
+def _plain_state(state):
+    """A state dict as plain data, int/float types kept (GradScaler's are checked)."""
+    if not isinstance(state, dict):
+        return {"$not_a_dict": type(state).__name__[:60]}
+    return {str(key)[:60]: (value if isinstance(value, (int, float)) and not isinstance(value, bool)
+                            else _plain(value)) for key, value in list(state.items())[:20]}
+
+
+# -- the shapes of what the helpers above return ------------------------------------------
+NAMES = ListOf(STR, min_length=2)  # exception_names: the class names, then the message
+PLAIN = one_of(NONE, FLOAT, STR, Record({"type": STR}))  # _plain
+PLAIN_STATE = one_of(Record({"$not_a_dict": STR}), MapOf(one_of(INT, FLOAT, PLAIN)))  # _plain_state
+TENSORS = ListOf(Tensor())  # parameters_of
+OPTIMIZER_STATE = ListOf(MapOf(one_of(Tensor(), FLOAT)))  # optimizer_state
+# a Module 2 scenario's record of the call that raised (scaler.ScalerStopped)
+STOPPED = Record({"call": STR, "iteration": INT, "raised": NAMES, "line": Items(INT, STR)})
+
+
+def until_stopped(run, per_iteration, iterations):
+    """``run`` (a Record with ``stopped``), whose ``per_iteration`` lists hold an entry for
+    every iteration before the one that stopped it, for all ``iterations`` when none did."""
+    def complete(value):
+        stopped = value["stopped"]
+        if stopped is not None and not -1 <= stopped["iteration"] < iterations:
+            return False
+        done = iterations if stopped is None else max(stopped["iteration"], 0)
+        return all(len(value[key]) >= done for key in per_iteration)
+
+    return Where(run, complete, f"lists shorter than the iterations run (of {iterations})")

@@ -4,7 +4,9 @@ scaling a loss, unscaling hand-made gradients, being misused, saving and loading
 its state, forwarding step() arguments. Each returns plain data for the judge.
 
 Trusted grader code without expected values: the sandbox worker imports it
-(through :mod:`autograder.assignment.scenarios`).
+(through :mod:`autograder.assignment.scenarios`). After each scenario, the shape
+of its answer (``*_ANSWER``, or ``*_answer(spec)`` where it depends on the spec),
+which the judge holds a box's answer to before any check reads it.
 """
 import math
 import os
@@ -13,9 +15,11 @@ import traceback
 import torch
 import torch.nn.functional as F
 
-from autograder.assignment.scenarios.parts import (CountingSGD, _plain, _poison, build_batches,
+from autograder.assignment.scenarios.parts import (NAMES, OPTIMIZER_STATE, PLAIN, PLAIN_STATE, STOPPED, TENSORS,
+                                                   CountingSGD, _plain, _plain_state, _poison, build_batches,
                                                    build_model, build_optimizer, exception_names,
-                                                   generator, optimizer_state, parameters_of)
+                                                   generator, optimizer_state, parameters_of, until_stopped)
+from autograder.intake.answer_shapes import ANY, BOOL, FLOAT, INT, ListOf, MapOf, Record, Tensor, maybe
 
 
 # A scaler under test that raises does not end a Module 2 scenario with a bare
@@ -44,14 +48,6 @@ def _guarded(call, iteration, function, *args, **kwargs):
     except Exception as exc:  # reported as plain data, judged by the test
         raise ScalerStopped(call, iteration, exc) from None
 
-
-
-def _plain_state(state):
-    """A state dict as plain data, int/float types kept (GradScaler's are checked)."""
-    if not isinstance(state, dict):
-        return {"$not_a_dict": type(state).__name__[:60]}
-    return {str(key)[:60]: (value if isinstance(value, (int, float)) and not isinstance(value, bool)
-                            else _plain(value)) for key, value in list(state.items())[:20]}
 
 
 def _tracker(scaler):
@@ -149,6 +145,16 @@ def scaler_training(make_scaler, spec):
     return run
 
 
+def scaler_training_answer(spec):
+    count = spec["iterations"]
+    lists = {"scales": PLAIN, "step_returns": PLAIN, "calls": INT, "scales_before": PLAIN, "scales_between": PLAIN,
+             "scaled_ratio": maybe(FLOAT), "trackers": maybe(INT), "seen_grads": ListOf(maybe(Tensor()))}
+    return until_stopped(Record(dict(
+        {key: ListOf(item, max_length=count) for key, item in lists.items()}, stopped=maybe(STOPPED),
+        step_calls=INT, parameters=TENSORS, optimizer_state=OPTIMIZER_STATE, growth_tracker=maybe(INT),
+        echo=maybe(PLAIN_STATE))), lists, count)
+
+
 def _unravel(flat_index, shape):
     """``torch.unravel_index`` in plain Python (C order): torch's checks its argument with
     ``torch._check``, whose first use imports its symbolic-shape machinery (sympy, ~0.5 s)."""
@@ -178,6 +184,10 @@ def scaler_scale_loss(make_scaler, spec):
         except RuntimeError as exc:  # e.g. a scaled loss cut off from the graph
             result["backward_error"] = exception_names(exc)
     return result
+
+
+SCALER_SCALE_LOSS_ANSWER = Record({"scaled": ANY, "loss_after": Tensor(), "input_grad": maybe(Tensor()),
+                                   "backward_error": maybe(NAMES)})
 
 
 def _first_scale(scaler):
@@ -228,6 +238,10 @@ def scaler_unscale(make_scaler, spec):
     return {"grads": grads, "same_objects": same_objects, "step_calls": optimizer.step_calls,
             "step_result": _plain(step_result), "scale_after_update": scale_after_update,
             "parameters": [p.detach().clone() for p in params]}
+
+
+SCALER_UNSCALE_ANSWER = Record({"grads": ListOf(maybe(Tensor())), "same_objects": BOOL, "step_calls": INT,
+                                "step_result": PLAIN, "scale_after_update": PLAIN, "parameters": TENSORS})
 
 
 def shape_t(shape, index):
@@ -282,6 +296,11 @@ def scaler_misuse(make_scaler, spec):
     return outcomes
 
 
+def scaler_misuse_answer(spec):
+    return MapOf(Record({"raised": maybe(NAMES), "grad_after": Tensor(), "scale_after": PLAIN, "step_calls": INT}),
+                 keys=spec["cases"])
+
+
 def scaler_state_round_trip(make_scaler, spec):
     """Run ``before`` iterations, save ``state_dict``, build a fresh scaler with
     other options (``spec['fresh']``), load the saved state into it -- or
@@ -323,6 +342,15 @@ def scaler_state_round_trip(make_scaler, spec):
     return run
 
 
+def scaler_state_round_trip_answer(spec):
+    count = spec["before"] + spec["after"]
+    lists = {"scales": PLAIN, "trackers": maybe(INT), "skipped": BOOL}
+    return until_stopped(Record(dict(
+        {key: ListOf(item, max_length=count) for key, item in lists.items()}, saved=maybe(PLAIN_STATE),
+        echo=maybe(PLAIN_STATE), stopped=maybe(STOPPED), parameters=TENSORS, probe_echo=maybe(PLAIN_STATE))),
+        lists, count)
+
+
 def scaler_fresh_state(make_scaler, spec):
     """state_dict() and get_scale() of fresh scalers built with ``spec['cases']``
     options, before and after a first scale()."""
@@ -334,6 +362,11 @@ def scaler_fresh_state(make_scaler, spec):
         _first_scale(scaler)
         states.append({"state": state, "get_scale": scale, "after_scale": _plain_state(scaler.state_dict())})
     return states
+
+
+def scaler_fresh_state_answer(spec):
+    return ListOf(Record({"state": PLAIN_STATE, "get_scale": PLAIN, "after_scale": PLAIN_STATE}),
+                  length=len(spec["cases"]))
 
 
 class _ArgumentsSGD(torch.optim.SGD):
@@ -369,3 +402,9 @@ def scaler_step_arguments(make_scaler, spec):
             args.insert(0, None if call.get("closure") is None else (lambda value=call["closure"]: value))
         returns.append(_plain(scaler.step(optimizer, *args, **call.get("kwargs", {}))))
     return {"returns": returns, "received": optimizer.received, "param": param.detach().clone()}
+
+
+def scaler_step_arguments_answer(spec):
+    received = Record({"closure": BOOL, "args": ListOf(PLAIN), "kwargs": MapOf(PLAIN)})
+    return Record({"returns": ListOf(PLAIN, length=len(spec["calls"])), "received": ListOf(received),
+                   "param": Tensor()})

@@ -4,13 +4,16 @@ counting its calls, and being called with invalid arguments. Each returns plain
 data for the judge.
 
 Trusted grader code without expected values: the sandbox worker imports it
-(through :mod:`autograder.assignment.scenarios`).
+(through :mod:`autograder.assignment.scenarios`). After each scenario, the shape
+of its answer for a spec, which the judge holds a box's answer to.
 """
 import torch
 import torch.nn.functional as F
 
-from autograder.assignment.scenarios.parts import (_poison, build_batches, build_model, build_optimizer,
-                                                   exception_names, optimizer_state, parameters_of)
+from autograder.assignment.scenarios.parts import (NAMES, OPTIMIZER_STATE, TENSORS, _poison, build_batches,
+                                                   build_model, build_optimizer, exception_names, optimizer_state,
+                                                   parameters_of)
+from autograder.intake.answer_shapes import ANY, BOOL, FLOAT, INT, NONE, STR, ListOf, MapOf, Record, maybe
 
 
 def _counting_scaler_class():
@@ -89,6 +92,18 @@ def training_steps(train_step, spec):
             "parameters": parameters_of(model), "optimizer_state": optimizer_state(optimizer)}
 
 
+def training_steps_answer(spec):
+    """One report (whatever train_step returned), step count and gradient count per update;
+    the scaler's counts and final scale under 'fp16' only."""
+    per_update = {key: ListOf(item, length=spec["updates"])
+                  for key, item in (("reports", ANY), ("step_calls", INT), ("grads_left", INT))}
+    scaled = spec["precision"] == "fp16"
+    return Record(dict(per_update, forward_dtypes=ListOf(STR), forward_calls=INT,
+                       scaler_calls=Record({call: INT for call in ("scale", "unscale_", "step", "update")})
+                       if scaled else NONE,
+                       final_scale=FLOAT if scaled else NONE, parameters=TENSORS, optimizer_state=OPTIMIZER_STATE))
+
+
 def training_step_errors(train_step, spec):
     """Each invalid call in a fresh setup: the exception raised (class names) and
     whether the parameters were left untouched."""
@@ -123,3 +138,7 @@ def training_step_errors(train_step, spec):
         outcomes[case] = {"raised": exception_names(raised), "unchanged": unchanged,
                           "step_calls": optimizer.step_calls}
     return outcomes
+
+
+def training_step_errors_answer(spec):
+    return MapOf(Record({"raised": maybe(NAMES), "unchanged": BOOL, "step_calls": INT}), keys=spec["cases"])

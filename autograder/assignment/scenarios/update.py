@@ -8,6 +8,7 @@ and returns plain booleans.
 import torch
 
 from autograder.assignment.scenarios.parts import generator
+from autograder.intake.answer_shapes import BOOL, ListOf, Record
 
 
 def unscale_aliasing(unscale_gradients, spec):
@@ -21,3 +22,6 @@ def unscale_aliasing(unscale_gradients, spec):
         shared.append(bool(torch.is_tensor(before) and torch.is_tensor(after)
                            and (after is before or after.data_ptr() == before.data_ptr())))
     return {"same_list": returned is gradients, "shared": shared}
+
+
+UNSCALE_ALIASING_ANSWER = Record({"same_list": BOOL, "shared": ListOf(BOOL)})  # what the judge accepts back

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from autograder.assignment import scenarios
 from autograder.i18n import _
 from autograder.judging import reference_cache
-from autograder.judging.judge import (Mistake, StudentCodeFailed, describe_raised, expect,
+from autograder.judging.judge import (Mistake, StudentCodeFailed, describe_raised, equals, expect,
                                       expect_float_close, expect_updates_close, known_ratio, raised_is)
 from autograder.assignment.checks.amp_training_step_crashes import run_student
 
@@ -82,6 +82,10 @@ def same_update(got, other, start, tolerance):
 def check_update(got, want, spec, tolerance):
     """The parameters' change against ``want``'s, with the two mistakes of the step part named."""
     start = scenarios.parameters_of(scenarios.build_model(spec["seed"]))
+    expect(len(got["parameters"]) == len(start) and all(
+        torch.is_tensor(a) and a.shape == b.shape for a, b in zip(got["parameters"], start)),
+        _("the parameters after the update are not the model's {count} tensors of their own shapes.",
+          count=len(start)))
     moved = math.sqrt(sum(float((a.double() - b.double()).norm()) ** 2 for a, b in zip(got["parameters"], start)))
     wanted = math.sqrt(sum(float((a.double() - b.double()).norm()) ** 2 for a, b in zip(want, start)))
     expect(moved > 0.0, _("optimizer.step ran, but no parameter moved: are the gradients cleared before the step?"),
@@ -161,7 +165,7 @@ def test_fp16_overflow_skips(student):
     expect(report.get("stepped") is False, _("stepped should be False, got {got}.", got=repr(report.get("stepped"))))
     expect(isinstance(report.get("grad_norm"), float) and math.isinf(report["grad_norm"]),
            _("grad_norm should be inf, got {got}.", got=repr(report.get("grad_norm"))), 12)
-    expect(report.get("scale_before") == 1024.0 and report.get("scale_after") == 512.0,
+    expect(equals(report.get("scale_before"), 1024.0) and equals(report.get("scale_after"), 512.0),
            _("scale_before/scale_after should be 1024.0/512.0, got {before}/{after}: scaler.update() runs once "
              "per call, after the step or the skip.", before=repr(report.get("scale_before")),
              after=repr(report.get("scale_after"))))
@@ -186,11 +190,12 @@ def test_bf16_skips_non_finite_without_scaler(student):
            _("optimizer.step ran {count} time(s) although the gradient was not finite.",
              count=got["step_calls"][0]))
     expect(report.get("stepped") is False, _("stepped should be False, got {got}.", got=repr(report.get("stepped"))))
-    expect((report.get("scale_before"), report.get("scale_after")) == (1.0, 1.0),
+    expect(equals(report.get("scale_before"), 1.0) and equals(report.get("scale_after"), 1.0),
            _("without a scaler scale_before/scale_after should be 1.0/1.0, got {before}/{after}.",
              before=repr(report.get("scale_before")), after=repr(report.get("scale_after"))))
     untouched = scenarios.parameters_of(scenarios.build_model(spec["seed"]))
-    changed = sum(not torch.equal(a, b) for a, b in zip(got["parameters"], untouched))
+    changed = sum(not torch.equal(a, b) for a, b in zip(got["parameters"], untouched)) + \
+        abs(len(got["parameters"]) - len(untouched))
     expect(changed == 0, _("{count} parameter tensor(s) changed although the step was skipped.", count=changed))
 
 

@@ -11,7 +11,7 @@ import torch
 from autograder.assignment.checks.amp_update_checks import (blaming_upstream, expect_tensor_values,
                                                             kind_of, scale_factors)
 from autograder.i18n import _
-from autograder.judging.judge import Mistake, expect, expect_close, expect_tensor, numbers_message, value_of
+from autograder.judging.judge import Mistake, equals, expect, expect_close, expect_tensor, numbers_message, value_of
 
 pytestmark = [pytest.mark.module("amp_update"), pytest.mark.visibility("visible")]
 FILE = "amp_update.py"
@@ -40,7 +40,8 @@ def test_unscale_without_mutation(student):
            _("expected a list of 2 entries, got {got}.", got=repr(gradients)))
     expect_tensor_values(gradients[0], torch.tensor([3.0, 4.0]), _("gradients[0]"), scale_factors(2.0))
     expect(gradients[1] is None, _("gradients[1] should stay None, got {got}.", got=kind_of(gradients[1])))
-    after = outcome.args_after[0][0] if outcome.args_after else None
+    inputs = outcome.args_after[0] if outcome.args_after else None
+    after = inputs[0] if isinstance(inputs, list) and inputs else None
     expect_tensor(after, _("the input tensor after the call"))
     expect(torch.equal(after, source), _("the input tensor was changed by the call: it is now {got}, it was "
                                          "{want}.", got=str(after.tolist()), want=str(source.tolist())))
@@ -100,7 +101,7 @@ def test_finite_update_and_clipping(student):
                _("gradients should be a list of 1 entry, got {got}.", got=kind_of(plan["gradients"])))
         expect_tensor_values(plan["gradients"][0], torch.tensor([1.5, 2.0]), _("gradients[0] (clipped)"),
                              {_("2 = 1/clip coefficient (the gradients were not clipped)"): 2.0})
-        expect(plan["next_scale"] == 2.0 and plan["reason"] == "finite_gradient",
+        expect(equals(plan["next_scale"], 2.0) and plan["reason"] == "finite_gradient",
                _("next_scale should stay 2.0 and reason be 'finite_gradient', got {scale!r} and {reason!r}.",
                  scale=plan["next_scale"], reason=plan["reason"]))
 
@@ -165,6 +166,8 @@ def test_clipping_uses_the_real_scale_norm(student):
         expect(math.isclose(coefficient, 0.2, rel_tol=1e-6),
                numbers_message(_("clip_coefficient (max_norm 1 / real norm 5)"), coefficient, 0.2,
                                {_("1/65536 (the norm of the still-scaled gradients was used)"): 1 / 65536}))
+        expect(isinstance(plan["gradients"], list) and len(plan["gradients"]) == 1,
+               _("gradients should be a list of 1 entry, got {got}.", got=kind_of(plan["gradients"])))
         expect_tensor_values(plan["gradients"][0], torch.tensor([0.6, 0.8]), _("gradients[0] (clipped)"),
                              scale_factors(65536.0))
 
@@ -185,6 +188,6 @@ def test_nan_in_a_later_tensor_skips(student):
                                         got=plan["next_scale"]))
     norm = plan["grad_norm"]
     norm_text = repr(float(norm)) if isinstance(norm, torch.Tensor) and norm.numel() == 1 else kind_of(norm)
-    expect(plan["clip_coefficient"] == 0.0 and norm_text == "inf",
+    expect(equals(plan["clip_coefficient"], 0.0) and norm_text == "inf",
            _("on a skip clip_coefficient should be 0.0 and grad_norm inf, got {coefficient!r} and {norm}.",
              coefficient=plan["clip_coefficient"], norm=norm_text))
