@@ -207,6 +207,20 @@ def test_chinese_feedback_has_no_english_sentences_and_the_same_scores(grade_dir
     assert not leftovers, leftovers
 
 
+def test_fp16_hint_only_for_fp16_squares(grade_dir):
+    """A sum of norms that converts to FP32 is told what its norm is, never "convert to FP32 before squaring";
+    squares taken in FP16 are."""
+    hint = "先把每个梯度转为 FP32 再平方"
+    for squares, wanted in (("(squared_sum.sqrt() + gradient.float().norm()) ** 2", False),
+                            ("squared_sum + gradient.square().float().sum()", True)):
+        source = mutate("amp_update", ("squared_sum = squared_sum + gradient.float().square().sum()",
+                                       "squared_sum = " + squares))
+        report = grade_dir({"amp_update": source}, seed=12, lang="zh", modules=["amp_update"])
+        texts = [t.output for t in report.tests if not t.passed] + [report.diagnosis["amp_update"]["message"]]
+        assert any(hint in text for text in texts) == wanted, texts
+        assert report.diagnosis["amp_update"]["todo"] == 2
+
+
 def test_grading_one_module(grade_dir):
     report = grade_dir({}, seed=5, modules=["loss_scaler"])
     assert {t.module for t in report.tests} == {"loss_scaler"} and report.score == report.max_score
