@@ -154,6 +154,9 @@ def test_global_norm_fp16_squares_in_fp32(student, seed):
     """global_grad_norm of FP16 gradients whose squares exceed the FP16 range stays finite"""
     rng, gen = random.Random(seed), torch.Generator().manual_seed(seed)
     gradients = [(torch.rand(rng.randint(20, 60), generator=gen) * 200 + 300).half() for _index in range(3)]
+    # and one whose norm FP16 cannot hold closely (29047.4 -> 29040), larger than the others together:
+    # a norm taken in FP16 and squared afterwards is off at every seed, not only where the draw rounds badly
+    gradients.insert(rng.randrange(4), torch.full((15,), 7500.0, dtype=torch.float16))
     norm = norm_of(student, gradients)
     with hint_only_if(squares_in_own_dtype(float(norm), gradients)):
         expect_norm_value(norm, flat_norm(gradients), _("the norm of finite FP16 gradients"),
@@ -173,6 +176,10 @@ def test_global_norm_bf16_accumulates_in_fp32(student, seed):
         # keep draws whose sum of squares BF16 cannot represent closely
         if abs(float(torch.tensor(squares).bfloat16()) - squares) / squares > 5e-4:
             break
+    # and one that outweighs them, whose BF16 squares (35.5² = 1260.25 -> 1264) and BF16 norm
+    # (1506.1 -> 1504) both round far off: any BF16 rounding on the way shows at every seed
+    gradients.insert(rng.randrange(5), torch.full((1800,), 35.5, dtype=torch.bfloat16))
+    squares = flat_norm(gradients) ** 2
     norm = norm_of(student, gradients)
     with hint_only_if(squares_in_own_dtype(float(norm), gradients)):
         expect_norm_value(norm, math.sqrt(squares), _("the norm of BF16 gradients"), norm_candidates(gradients),
