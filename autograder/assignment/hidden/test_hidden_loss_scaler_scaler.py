@@ -287,6 +287,9 @@ def test_loaded_tracker_past_interval_never_grows(student, seed):
                          tracker=state["_growth_tracker"], interval=interval))
     if stopped:
         raise stop_mistake(stopped)
+    # Gradients given to optimizer.step at the wrong scale make some runs blow up into skips, not
+    # others: judged on the parameters too, such a scaler fails here at every seed, not only there.
+    expect_relative_error(got["parameters"], want["parameters"], PARAMETERS_AFTER_RUN, 1e-5, todo=STEP)
 
 
 @pytest.mark.points(1)
