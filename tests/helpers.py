@@ -88,14 +88,29 @@ def scores(report):
 
 class Mutant:
     """A single-mistake submission: the reference solution with ``replacements``
-    applied, its mistake in TODO ``todo``; ``must_fail``: test ids that must fail."""
+    applied, its mistake in TODO ``todo``; ``must_fail``: test ids that must fail.
+    ``unwritten``: TODOs left as the stub has them (a student still at work), so
+    that the grade must tell the written mistake from what is not written yet."""
 
-    def __init__(self, name, todo, replacements, must_fail=()):
+    def __init__(self, name, todo, replacements, must_fail=(), unwritten=()):
         self.name, self.todo = name, todo
         self.replacements, self.must_fail = list(replacements), set(must_fail)
+        self.unwritten = tuple(unwritten)
 
     def __repr__(self):
         return f"Mutant({self.name!r}, TODO {self.todo})"
+
+    def source(self, module):
+        """The submitted file: the mutated solution, its ``unwritten`` TODOs stubbed."""
+        source = mutate(module, *self.replacements)
+        if self.unwritten:
+            import sys
+
+            sys.path.insert(0, str(ROOT / "tools"))
+            import make_stubs
+
+            source = make_stubs.make_stub(source, set(self.unwritten))
+        return source
 
 
 def todos_named(text):

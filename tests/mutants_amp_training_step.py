@@ -85,4 +85,29 @@ CASES = [
            ['test_rejects_bad_weights']),
     Mutant('always_bf16_autocast', None, [('AUTOCAST_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}', 'AUTOCAST_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.bfloat16}')],
            ['test_autocast_dtype_per_precision']),
+    # -- issue 38: mistakes a student made in the exported template, and their neighbours --
+    Mutant('accepts_scaler_any_precision', 10, [('    if precision != "fp16" and use_scaler:\n        raise ValueError(f"precision {precision!r} must run without a GradScaler")\n', '')],
+           ['test_rejects_bad_precision_and_scaler', 'test_scaler_only_with_fp16']),
+    Mutant('fp32_accepts_scaler', 10, [('    if precision != "fp16" and use_scaler:', '    if precision == "bf16" and use_scaler:')],
+           ['test_rejects_bad_precision_and_scaler']),
+    Mutant('bf16_autocasts_to_fp16', 10, [('    autocast_dtype = AUTOCAST_DTYPES[precision]', '    autocast_dtype = None if precision == "fp32" else torch.float16')],
+           ['test_bf16_autocasts_the_forward']),
+    Mutant('grad_norm_tensor', 12, [(CLIP, '        grad_norm = torch.nn.utils.clip_grad_norm_(parameters, max_norm)')],
+           ['test_report_keys_and_types']),
+    Mutant('grad_norm_nan_on_skip', 12, [('        grad_norm = math.inf\n', '        grad_norm = math.nan\n')],
+           ['test_fp16_overflow_skips']),
+    Mutant('finite_from_the_norm', 12, [('    finite = all(bool(torch.isfinite(grad).all()) for grad in grads)\n    if finite:\n'
+                                         '        grad_norm = float(torch.nn.utils.clip_grad_norm_(parameters, max_norm))\n'
+                                         '    else:\n        grad_norm = math.inf\n',
+                                         '    grad_norm = float(torch.nn.utils.clip_grad_norm_(parameters, max_norm))\n'
+                                         '    finite = math.isfinite(grad_norm)\n')],
+           ['test_bf16_skips_non_finite_without_scaler']),
+    Mutant('clears_only_after_a_step', 13, [(CLEAR, '    if finite:\n        optimizer.zero_grad(set_to_none=True)\n')],
+           ['test_gradients_cleared_on_return']),
+    Mutant('update_only_after_a_step', 13, [('        scaler.update()\n', '        if finite:\n            scaler.update()\n')],
+           ['test_fp16_overflow_skips']),
+    # a wrong TODO 10 while TODO 11-13 are not written yet (a train_step that stops at a stub shows
+    # nothing of the TODOs before it, except the checks that end it earlier)
+    Mutant('accepts_scaler_any_precision_rest_unwritten', 10, [('    if precision != "fp16" and use_scaler:\n        raise ValueError(f"precision {precision!r} must run without a GradScaler")\n', '')],
+           ['test_scaler_only_with_fp16'], unwritten=(11, 12, 13)),
 ]

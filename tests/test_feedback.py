@@ -100,6 +100,47 @@ def test_todo_at_line_prefers_the_enclosing_function():
     assert feedback.todo_at_line("", 1, "loss_scaler") == 4
 
 
+def test_a_written_mistake_comes_before_an_unwritten_todo():
+    """TODO 1 divides in place while TODO 2 and 3 still raise their stubs' NotImplementedError: the
+    diagnosis names TODO 1, though the unwritten TODOs fail more tests and more points."""
+    def stub(todo):
+        return StudentError("exception", "NotImplementedError", f"TODO {todo}: not yet", "tb")
+
+    results = [failed("amp_update", 1, "unscale", blamed=1),
+               failed("amp_update", 2, "norm", error=stub(2), blamed=2, points=2.0),
+               failed("amp_update", 3, "plan", error=stub(2), blamed=2, points=3.0),
+               failed("amp_update", 3, "skip", error=stub(3), blamed=3, points=3.0)]
+    diagnosis = feedback.finish(results, "en")
+    assert diagnosis["amp_update"]["todo"] == 1 and diagnosis["amp_update"]["test"] == "amp_update: unscale"
+    assert results[1].output == "TODO 2 is not written yet (it raises NotImplementedError)."
+    # with nothing written, the first TODO in the stub's order
+    unwritten = [failed("amp_update", 3, "skip", error=stub(3), blamed=3, points=3.0),
+                 failed("amp_update", 2, "norm", error=stub(2), blamed=2)]
+    assert feedback.finish(unwritten, "en")["amp_update"]["todo"] == 2
+
+
+def test_a_hint_is_shown_only_where_its_condition_holds():
+    """A test's hint names one mistake; a check that found another (hint_only_if False) goes without it."""
+    from autograder.judging.judge import Mistake, hint_only_if
+    from autograder.judging.plugin import GradingPlugin
+
+    outputs = []
+    for condition in (True, False):
+        result = failed("amp_update", 2, "fp16 norm")
+        result.blamed, result.detail = 0, None
+        try:
+            with hint_only_if(condition):
+                raise Mistake(_("the norm is the sum of the per-tensor norms"))
+        except Mistake as mistake:
+            GradingPlugin._failure(result, mistake, True)
+            result.blamed = result.blamed or result.todo
+        diagnosis = feedback.finish([result], "en")
+        outputs.append((result.output, diagnosis["amp_update"]["message"]))
+    assert "check the thing" in outputs[0][0]
+    assert all("check the thing" not in text for text in outputs[1]), outputs[1]
+    assert "sum of the per-tensor norms" in outputs[1][0] and "TODO 2" in outputs[1][0]
+
+
 def test_an_unwritten_todo_is_one_short_line():
     error = StudentError("exception", "NotImplementedError", "TODO 2: update `squared_sum`", "tb")
     results = [failed("amp_update", 2, "norm", blamed=2, error=error)]
@@ -164,6 +205,20 @@ def test_chinese_feedback_has_no_english_sentences_and_the_same_scores(grade_dir
     texts.append(json.dumps(chinese.to_gradescope()["output"], ensure_ascii=False))
     leftovers = sorted({run for text in texts for run in english_runs(text)})
     assert not leftovers, leftovers
+
+
+def test_fp16_hint_only_for_fp16_squares(grade_dir):
+    """A sum of norms that converts to FP32 is told what its norm is, never "convert to FP32 before squaring";
+    squares taken in FP16 are."""
+    hint = "先把每个梯度转为 FP32 再平方"
+    for squares, wanted in (("(squared_sum.sqrt() + gradient.float().norm()) ** 2", False),
+                            ("squared_sum + gradient.square().float().sum()", True)):
+        source = mutate("amp_update", ("squared_sum = squared_sum + gradient.float().square().sum()",
+                                       "squared_sum = " + squares))
+        report = grade_dir({"amp_update": source}, seed=12, lang="zh", modules=["amp_update"])
+        texts = [t.output for t in report.tests if not t.passed] + [report.diagnosis["amp_update"]["message"]]
+        assert any(hint in text for text in texts) == wanted, texts
+        assert report.diagnosis["amp_update"]["todo"] == 2
 
 
 def test_grading_one_module(grade_dir):

@@ -137,7 +137,7 @@ def test_hostile_amp_update_is_contained(grade_dir, name, tmp_path, monkeypatch)
     assert modules["amp_update"][0] == 0, [t.test_id for t in report.tests if t.passed]
     assert modules["loss_scaler"][0] == modules["loss_scaler"][1]
     assert modules["amp_training_step"][0] == modules["amp_training_step"][1]
-    assert report.max_score == 100 and len(report.tests) == 80
+    assert report.max_score == 100 and len(report.tests) == 93
     assert elapsed < 120, f"grading took {elapsed:.0f} s"
     assert "FORGED" not in output.read_text()
     if os.path.isdir("/proc"):
@@ -204,8 +204,8 @@ def test_rewriting_grader_files_is_refused(tmp_path):
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "results.json").read_text())
     amp = [t for t in results["tests"] if "amp_update" in t["tags"]]
-    assert len(amp) == 31 and sum(t["score"] for t in amp) == 0
-    assert results["max_score"] == 100 and len(results["tests"]) == 80
+    assert len(amp) == 33 and sum(t["score"] for t in amp) == 0
+    assert results["max_score"] == 100 and len(results["tests"]) == 93
     if results["extra_data"]["isolation"].get("confined"):
         from autograder.intake.integrity import planted_caches
 

@@ -10,7 +10,7 @@ import mutants_amp_training_step
 import mutants_amp_update
 import mutants_loss_scaler
 import pytest
-from helpers import ROOT, make_submission, mutate
+from helpers import ROOT, make_submission
 
 CASES = ([("amp_update", case) for case in mutants_amp_update.CASES]
          + [("loss_scaler", case) for case in mutants_loss_scaler.CASES]
@@ -29,7 +29,7 @@ def public_tests_fail(folder, module):
 @pytest.mark.slow
 @pytest.mark.parametrize("module, case", CASES, ids=[case.name for _module, case in CASES])
 def test_what_the_public_tests_catch_the_local_grade_catches(grade_dir, tmp_path, module, case):
-    source = mutate(module, *case.replacements)
+    source = case.source(module)
     if not public_tests_fail(make_submission(tmp_path / "exercises", {module: source}), module):
         return  # nothing to match: the public tests are the smaller set
     report = grade_dir({module: source}, seed=5, include_hidden=False, modules=[module])

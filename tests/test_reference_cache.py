@@ -50,7 +50,7 @@ def test_what_the_codec_cannot_carry_is_never_kept():
 def test_gradscaler_update_rule_from_the_cache_is_the_rule_run_afresh():
     """update_scale's reference (GradScaler's own update) is run once per case; the
     cached answer is the fresh one, types included (a float scale, an int tracker)."""
-    from autograder.assignment.hidden import loss_scaler_checks as checks
+    from autograder.assignment.checks import loss_scaler_checks as checks
 
     cases = [(1024.0, 0, False, 2.0, 0.5, 1), (96.0, 4, True, 3.0, 0.25, 5), (3e30, 0, False, 10.0, 0.5, 1),
              (48.0, 9, False, 4.0, 0.125, 5)]

@@ -104,6 +104,28 @@ def test_template_leaks_no_solution_and_no_hidden_test(export):
                 assert line not in shipped_text, f"{hidden.name}: {line}"
 
 
+def test_template_catalogs_hold_only_what_the_template_says(export):
+    """The catalogs translate the hidden suites too; the template's keep only the ids its own code
+    uses: no hidden test's title, hint or message, every visible one."""
+    from autograder.i18n import catalog_tools
+
+    template, _ = export
+    hidden_dir = ROOT / "autograder" / "assignment" / "hidden"
+    visible_dir = ROOT / "autograder" / "assignment" / "visible"
+    shipped = {msgid for path in (template / "autograder").rglob("*.py") for _line, msgid in catalog_tools._ids_of(path)}
+    hidden_only = {msgid for path in hidden_dir.glob("*.py") for _line, msgid in catalog_tools._ids_of(path)} - shipped
+    assert len(hidden_only) > 50  # titles, hints and messages of the hidden suites
+    catalogs = {message.id: message.string for path in (template / "autograder").rglob("locale/zh/*.po")
+                for message in catalog_tools.read_catalog(path) if message.id}
+    leaked = sorted(hidden_only & set(catalogs))
+    assert not leaked, leaked[:5]
+    for path in visible_dir.glob("test_*.py"):
+        for _line, msgid in catalog_tools._ids_of(path):
+            assert catalogs.get(msgid), f"{path.name}: {msgid!r} is not translated in the template"
+    assert "update_scale grows the scale exactly every growth_interval clean iterations" not in \
+        (template / "autograder/assignment/locale/zh/loss_scaler.po").read_text(encoding="utf-8")
+
+
 # What a student reads: the README, the lab's guide, the hidden folder's note, the
 # stubs and public tests, requirements.txt and pyproject.toml.
 STUDENT_TEXTS = ("README.md", "requirements.txt", "pyproject.toml", "gpu_lab/README.md",

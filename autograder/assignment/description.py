@@ -57,8 +57,8 @@ BUILDS_ON = {
 # these: this table lets it say, per module, how much was not run there.
 # tests/test_assignment_points.py collects the hidden suites and fails on drift.
 HIDDEN_POINTS = {
-    "amp_update": 23,
-    "loss_scaler": 27,
+    "amp_update": 21,
+    "loss_scaler": 20,
     "amp_training_step": 23,
 }
 

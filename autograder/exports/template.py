@@ -10,7 +10,8 @@ whose ``[tool.autograder] lang`` makes the feedback Chinese (``--lang en`` or
 ``AUTOGRADER_LANG=en`` switch one run to English), the Classroom workflow and
 ``.github/classroom-manifest.json`` (sha256 of every protected file, see
 :mod:`autograder.intake.integrity`). Never: ``solutions/``, the
-hidden tests, this repository's own ``tests/``, ``tools/`` or benchmark results.
+hidden tests or their strings in the message catalogs, this repository's own ``tests/``, ``tools/``
+or benchmark results.
 
 ``--hidden-bundle DIR`` also writes the content of the course's *private* tests
 repository (mode (a) in docs/classroom.md): the complete grader with its hidden
@@ -28,6 +29,7 @@ import shutil
 import subprocess
 
 from autograder import active_assignment, locations
+from autograder.i18n import catalog_tools
 from autograder.intake import integrity
 
 ROOT = locations.REPO_ROOT
@@ -173,6 +175,9 @@ def build_template(dest):
     (dest / DEFAULT_ASSIGNMENT / "hidden").mkdir()
     shutil.copyfile(_require(TEMPLATE_FILES / "hidden-README.md"),
                     dest / DEFAULT_ASSIGNMENT / "hidden" / "README.md")
+    # The catalogs translate the hidden suites too: keep only what the shipped code says, so
+    # that no hidden test's title, hint or message reaches the student.
+    catalog_tools.keep_only_used(dest / "autograder")
     if parts is not None:
         parts.add(dest, ROOT, _write)
     _copy_grader_files(assignment, dest)

@@ -84,22 +84,46 @@ def _shown(path):
     return str(path)
 
 
-def extract():
-    """``{msgid: ((folder, area), "file:line")}`` for every message id in the grader."""
+def _ids_of(path):
+    """``(lineno, msgid)`` of every message id in the Python file ``path`` (test titles included)."""
     from babel.messages.extract import extract_python
 
+    with open(path, "rb") as handle:
+        for lineno, _funcname, message, _comments in extract_python(handle, KEYWORDS.keys(), [], {}):
+            msgid = message[0] if isinstance(message, (tuple, list)) else message
+            if isinstance(msgid, str) and msgid:
+                yield lineno, msgid
+    if path.parent.name in SUITE_DIRS:
+        yield from _titles(path)
+
+
+def extract():
+    """``{msgid: ((folder, area), "file:line")}`` for every message id in the grader."""
     found = {}
     for path in _python_files():
         relative, area = _shown(path), area_of(path)
-        with open(path, "rb") as handle:
-            for lineno, _funcname, message, _comments in extract_python(handle, KEYWORDS.keys(), [], {}):
-                msgid = message[0] if isinstance(message, (tuple, list)) else message
-                if isinstance(msgid, str) and msgid:
-                    found.setdefault(msgid, (area, f"{relative}:{lineno}"))
-        if path.parent.name in SUITE_DIRS:
-            for lineno, title in _titles(path):
-                found.setdefault(title, (area, f"{relative}:{lineno}"))
+        for lineno, msgid in _ids_of(path):
+            found.setdefault(msgid, (area, f"{relative}:{lineno}"))
     return found
+
+
+def keep_only_used(folder, lang="zh"):
+    """Drop from every ``<lang>`` catalog under ``folder`` the ids that no Python file under
+    ``folder`` uses: a copy of the grader without its hidden suites (the student template)
+    then ships no hidden test's title, hint or message. Returns how many ids were dropped."""
+    folder = pathlib.Path(folder)
+    used = {msgid for path in folder.rglob("*.py") if "__pycache__" not in path.parts
+            for _lineno, msgid in _ids_of(path)}
+    dropped = 0
+    for path in sorted(folder.rglob(f"locale/{lang}/*.po")):
+        catalog = read_catalog(path)
+        unused = [message.id for message in catalog if message.id and message.id not in used]
+        for msgid in unused:
+            del catalog[msgid]
+        if unused:
+            write_catalog(path, catalog)
+            dropped += len(unused)
+    return dropped
 
 
 def catalog_files(lang="zh"):

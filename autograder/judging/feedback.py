@@ -8,7 +8,9 @@ module:
   student knows it, line, the line itself with a caret), on its first test
   only; the others point to it;
 * otherwise the *root* is the failing TODO that the other failing TODOs build
-  on (autograder.judging.todo_graph); a test whose TODO builds on the root *and* whose own
+  on (autograder.judging.todo_graph), among the TODOs that are written: one
+  still raising its stub's NotImplementedError comes only after a written,
+  wrong one; a test whose TODO builds on the root *and* whose own
   check blamed the root says "fix TODO n first" instead of hinting at its own
   TODO; every other failing test keeps naming its own TODO;
 * the module's diagnosis names the root TODO, the test that shows it and a
@@ -120,16 +122,18 @@ def _hint_lines(result, lang):
 
 def choose_root(failed):
     """The failing TODO the others build on (None when no failure names one).
-    Nothing written yet: the first TODO, in the order the stub reads."""
+    A TODO that is written and wrong comes before any that is not written yet
+    (a stub's NotImplementedError says only that the student is not there yet);
+    nothing written yet: the first TODO, in the order the stub reads."""
     unwritten = [unwritten_todo(result.error) for result in failed]
     if unwritten and all(unwritten):
         return min(unwritten)
     blamed = {}
-    for result in failed:
-        if result.blamed:
+    for result, stub in zip(failed, unwritten):
+        if result.blamed and not stub:
             blamed[result.blamed] = blamed.get(result.blamed, 0.0) + (result.max_score or 0.5)
     if not blamed:
-        return None
+        return min((todo for todo in unwritten if todo), default=None)
     minimal = [todo for todo in blamed if not (todos.upstream(todo) & set(blamed) - {todo})]
     weight = {todo: sum(points for other, points in blamed.items()
                         if other == todo or todo in todos.upstream(other)) for todo in minimal}

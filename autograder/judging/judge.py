@@ -7,6 +7,7 @@ each run's seed, so got/expected values reveal nothing reusable -- and, where
 the ratio between them is a known mistake (K, 1/K, the scale ...), its name.
 Never the test's source.
 """
+import contextlib
 import math
 
 import torch
@@ -19,15 +20,31 @@ from autograder.sandbox.client import Outcome
 class Mistake(AssertionError):
     """A student-facing failure of one check. ``message`` is an
     :class:`autograder.i18n.Message` (or plain text); ``todo`` names the TODO the
-    symptom points at when it is not the test's own (see autograder.judging.todo_graph)."""
+    symptom points at when it is not the test's own (see autograder.judging.todo_graph).
+    ``hint_applies`` False: the test's hint names another mistake than this one
+    (see :func:`hint_only_if`), so the feedback leaves it out."""
 
-    def __init__(self, message, todo=None):
+    def __init__(self, message, todo=None, hint_applies=True):
         super().__init__(message)
         self.message = message
         self.todo = todo
+        self.hint_applies = hint_applies
 
     def __str__(self):
         return str(self.message)
+
+
+@contextlib.contextmanager
+def hint_only_if(condition):
+    """A test's hint names one mistake (say, FP16 squares that overflow); a check inside
+    this block that fails while ``condition`` is False found another one, and its
+    feedback goes without that hint."""
+    try:
+        yield
+    except Mistake as mistake:
+        if not condition:
+            mistake.hint_applies = False
+        raise
 
 
 class StudentCodeFailed(Exception):

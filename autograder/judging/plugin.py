@@ -215,6 +215,8 @@ class GradingPlugin:
             result.detail = error.message
             if _todo(error.todo):
                 result.blamed = _todo(error.todo)
+            if not getattr(error, "hint_applies", True):
+                result.hint = None
         elif type(error).__name__ == "Failed" and "Timeout" in str(error):
             result.detail = _("The test ran out of time.")
         elif visible and isinstance(error, AssertionError):

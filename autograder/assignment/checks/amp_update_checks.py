@@ -192,13 +192,27 @@ def expect_norm_value(norm, want, what, candidates=None, todo=None, rel_tol=1e-5
     raise Mistake(close_numbers_message(what, got, want, factors), todo)
 
 
+def own_dtype_norm(gradients):
+    """The norm whose squares are summed in each gradient's own dtype (inf where FP16 squares overflow)."""
+    low = 0.0
+    for g in gradients:
+        if g is not None:
+            low += float(g.square().sum().float())
+    return math.sqrt(low)
+
+
+def squares_in_own_dtype(got, gradients):
+    """Does the norm ``got`` come from squares summed in the gradients' own dtype (not FP32)? True
+    when it is not finite or nearer that value than the right one: the condition of the hints
+    that say "convert to FP32 before squaring"."""
+    right, low = flat_norm(gradients), own_dtype_norm(gradients)
+    return not math.isfinite(got) or abs(got - low) < abs(got - right)
+
+
 def norm_candidates(gradients):
     """Values that common wrong norms give for ``gradients``."""
     present = [g for g in gradients if g is not None]
     norms = [float(g.double().norm()) for g in present]
-    low = 0.0
-    for g in present:
-        low += float(g.square().sum().float())
     candidates = {}
     if len(norms) > 1 and norms[-1] == max(norms):
         candidates[_("the norm of the last tensor alone, which is also the largest: a maximum, or a sum of squares "
@@ -208,7 +222,7 @@ def norm_candidates(gradients):
         _("the last tensor's norm alone (the sum of squares was overwritten instead of accumulated)"): norms[-1],
         _("the sum of the per-tensor norms, not the square root of the sum of all squares"): sum(norms),
         _("the sum of squares without the square root"): sum(n * n for n in norms),
-        _("the norm with the squares summed in the gradients' own dtype instead of FP32"): math.sqrt(low),
+        _("the norm with the squares summed in the gradients' own dtype instead of FP32"): own_dtype_norm(present),
     })
     return candidates
 

@@ -19,9 +19,8 @@ from autograder.assignment import scenarios
 from autograder.assignment.hidden import oracle_train_step
 from autograder.i18n import _
 from autograder.judging import reference_cache
-from autograder.judging.judge import (Mistake, StudentCodeFailed, equals, expect, known_ratio, numbers_message,
-                                      raised_instead, raised_is)
-from autograder.assignment.checks.amp_training_step_crashes import FILE, run_student
+from autograder.judging.judge import Mistake, equals, expect, known_ratio, numbers_message
+from autograder.assignment.checks.amp_training_step_crashes import run_student
 
 REPORT_KEYS = {"stepped", "reason", "grad_norm", "scale_before", "scale_after", "num_microbatches"}
 # Relative tolerance on the parameter *updates*, by precision. Low-precision
@@ -338,41 +337,11 @@ def compare_updates(got, want, spec):
     if combo:
         items = [_("  - {mistake}", mistake=MISTAKES[name][1]) for name in combo]
         todo = min(MISTAKES[name][0] for name in combo)
+        # the mistakes are named: the test's hint, written for one of them, is left out
         if len(combo) == 1:
             raise Mistake(_("{difference}\nYour numbers are exactly what this mistake gives:\n{mistakes}",
-                            difference=problem.message, mistakes=items), todo)
+                            difference=problem.message, mistakes=items), todo, hint_applies=False)
         raise Mistake(_("{difference}\nYour numbers are exactly what these {count} mistakes together give "
                         "(each fix changes this message):\n{mistakes}", difference=problem.message,
-                        count=len(combo), mistakes=items), todo)
+                        count=len(combo), mistakes=items), todo, hint_applies=False)
     raise problem
-
-
-# -- TODO 10: the rejection cases ---------------------------------------------------
-CASES = {
-    "unknown_precision": _("precision 'fp8'"),
-    "unknown_precision (BF16)": _("precision 'BF16' (precisions are lower-case)"),
-    "fp16_without_scaler": _("precision 'fp16' without a scaler"),
-    "fp16_disabled_scaler": _("precision 'fp16' with a disabled GradScaler (scaler.is_enabled() is False)"),
-    "fp32_with_scaler": _("precision 'fp32' with an enabled GradScaler"),
-    "bf16_with_scaler": _("precision 'bf16' with an enabled GradScaler"),
-    "weights_wrong_length": _("three weights for two microbatches"),
-    "weights_negative": _("a negative weight"),
-    "weights_not_summing_to_one": _("weights summing to 0.75"),
-}
-
-
-def run_errors(student, spec):
-    outcome = student.scenario("training_step_errors", spec)
-    if not outcome.ok:
-        raise StudentCodeFailed(outcome.error, FILE)
-    return outcome.value
-
-
-def check_rejections(got):
-    for case, outcome in got.items():
-        expect(raised_is(outcome["raised"], "ValueError"),
-               _("{case}: expected ValueError, but {outcome}.", case=CASES[case],
-                 outcome=raised_instead(outcome["raised"])))
-        expect(outcome["unchanged"] and outcome["step_calls"] == 0,
-               _("{case}: the parameters changed (or optimizer.step ran) before the error was raised: "
-                 "check the arguments before the first forward.", case=CASES[case]))

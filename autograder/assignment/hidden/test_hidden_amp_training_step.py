@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from autograder.assignment.checks import amp_training_step_rejections
 from autograder.assignment.hidden import amp_training_step_checks
 from autograder.i18n import _
 from autograder.judging.judge import expect, numbers_message
@@ -34,12 +35,12 @@ def test_rejects_bad_precision_and_scaler(student, seed):
     """invalid precision/scaler combinations raise ValueError and leave the model untouched"""
     cases = ["unknown_precision", "fp16_without_scaler", "fp16_disabled_scaler", "fp32_with_scaler",
              "bf16_with_scaler"]
-    got = amp_training_step_checks.run_errors(student, {"seed": seed % 10**6, "cases": cases,
+    got = amp_training_step_rejections.run_errors(student, {"seed": seed % 10**6, "cases": cases,
                                                         "bad_precision": "fp8"})
-    upper = amp_training_step_checks.run_errors(student, {"seed": seed % 10**6, "bad_precision": "BF16",
+    upper = amp_training_step_rejections.run_errors(student, {"seed": seed % 10**6, "bad_precision": "BF16",
                                                           "cases": ["unknown_precision"]})
     got["unknown_precision (BF16)"] = upper["unknown_precision"]
-    amp_training_step_checks.check_rejections(got)
+    amp_training_step_rejections.check_rejections(got)
 
 
 @pytest.mark.todo(10)
@@ -49,8 +50,8 @@ def test_rejects_bad_precision_and_scaler(student, seed):
 def test_rejects_bad_weights(student, seed):
     """wrong-length, negative and non-normalised weights raise ValueError"""
     cases = ["weights_wrong_length", "weights_negative", "weights_not_summing_to_one"]
-    amp_training_step_checks.check_rejections(
-        amp_training_step_checks.run_errors(student, {"seed": seed % 10**6, "cases": cases}))
+    amp_training_step_rejections.check_rejections(
+        amp_training_step_rejections.run_errors(student, {"seed": seed % 10**6, "cases": cases}))
 
 
 @pytest.mark.todo(10)

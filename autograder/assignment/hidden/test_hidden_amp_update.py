@@ -16,10 +16,10 @@ from autograder.assignment.checks.amp_update_checks import (FILE, check_gradient
                                                             every_dtype_and_shape, expect_inputs_untouched, expect_norm_value,
                                                             flat_norm,
                                                             kind_of, norm_candidates,
-                                                            norm_of, scale_factors,
+                                                            norm_of, scale_factors, squares_in_own_dtype,
                                                             unscaled_reference)
 from autograder.i18n import _
-from autograder.judging.judge import expect, raised_instead, raised_type, value_of
+from autograder.judging.judge import expect, hint_only_if, raised_instead, raised_type, value_of
 
 pytestmark = [pytest.mark.module("amp_update"), pytest.mark.visibility("hidden")]
 
@@ -28,14 +28,24 @@ pytestmark = [pytest.mark.module("amp_update"), pytest.mark.visibility("hidden")
 @pytest.mark.points(1)
 @pytest.mark.todo(1)
 @pytest.mark.hint(_("unscale_gradients: divide every gradient by scale (not multiply), and keep each "
-                    "tensor's dtype and shape, 0-dim ones included."))
+                    "tensor's dtype and shape, 0-dim ones included: the result is what GradScaler.unscale_ gives."))
 def test_unscale_values_every_dtype(student, seed):
-    """unscale_gradients divides FP32, FP16 and BF16 gradients of every shape by a non-power-of-two scale"""
+    """unscale_gradients divides every dtype and shape by a non-power-of-two scale, as GradScaler.unscale_ does"""
     rng, gen = random.Random(seed), torch.Generator().manual_seed(seed)
     scale = rng.uniform(50.0, 5000.0)
     scaled = every_dtype_and_shape(gen, scale)
     result = value_of(student.call("unscale_gradients", scaled, scale), FILE)
     check_gradients(result, unscaled_reference(scaled, scale), _("the returned gradients"), scale_factors(scale))
+    # the same against torch.amp.GradScaler('cpu').unscale_ itself
+    init_scale = float(2 ** rng.randint(3, 16))
+    parameter = torch.nn.Parameter(torch.randn(6, generator=gen))
+    scaler = torch.amp.GradScaler("cpu", init_scale=init_scale)
+    scaler.scale(parameter.square().sum()).backward()
+    scaled = parameter.grad.detach().clone()
+    local = value_of(student.call("unscale_gradients", [scaled], init_scale), FILE)
+    scaler.unscale_(torch.optim.SGD([parameter], lr=0.1))
+    check_gradients(local, [parameter.grad.detach().clone()], _("unscale_gradients vs GradScaler.unscale_"),
+                    scale_factors(init_scale))
 
 
 @pytest.mark.points(1)
@@ -123,24 +133,6 @@ def test_unscale_rejects_non_positive_scale(student, seed):
                                          "but {outcome}.", scale=scale, outcome=raised_instead(raised)))
 
 
-@pytest.mark.points(1)
-@pytest.mark.todo(1)
-@pytest.mark.hint(_("unscale_gradients must give what GradScaler.unscale_ gives: each gradient divided by "
-                    "the same scale."))
-def test_conformance_unscale_with_gradscaler(student, seed):
-    """unscale_gradients agrees with torch.amp.GradScaler('cpu').unscale_"""
-    gen = torch.Generator().manual_seed(seed)
-    init_scale = float(2 ** random.Random(seed).randint(3, 16))
-    parameter = torch.nn.Parameter(torch.randn(6, generator=gen))
-    scaler = torch.amp.GradScaler("cpu", init_scale=init_scale)
-    scaler.scale(parameter.square().sum()).backward()
-    scaled = parameter.grad.detach().clone()
-    local = value_of(student.call("unscale_gradients", [scaled], init_scale), FILE)
-    scaler.unscale_(torch.optim.SGD([parameter], lr=0.1))
-    check_gradients(local, [parameter.grad.detach().clone()], _("unscale_gradients vs GradScaler.unscale_"),
-                    scale_factors(init_scale))
-
-
 # -- TODO 2: global_grad_norm ------------------------------------------------------------------
 @pytest.mark.points(1)
 @pytest.mark.todo(2)
@@ -162,8 +154,13 @@ def test_global_norm_fp16_squares_in_fp32(student, seed):
     """global_grad_norm of FP16 gradients whose squares exceed the FP16 range stays finite"""
     rng, gen = random.Random(seed), torch.Generator().manual_seed(seed)
     gradients = [(torch.rand(rng.randint(20, 60), generator=gen) * 200 + 300).half() for _index in range(3)]
+    # and one whose norm FP16 cannot hold closely (29047.4 -> 29040), larger than the others together:
+    # a norm taken in FP16 and squared afterwards is off at every seed, not only where the draw rounds badly
+    gradients.insert(rng.randrange(4), torch.full((15,), 7500.0, dtype=torch.float16))
     norm = norm_of(student, gradients)
-    expect_norm_value(norm, flat_norm(gradients), _("the norm of finite FP16 gradients"), norm_candidates(gradients))
+    with hint_only_if(squares_in_own_dtype(float(norm), gradients)):
+        expect_norm_value(norm, flat_norm(gradients), _("the norm of finite FP16 gradients"),
+                          norm_candidates(gradients))
 
 
 @pytest.mark.points(1)
@@ -179,9 +176,14 @@ def test_global_norm_bf16_accumulates_in_fp32(student, seed):
         # keep draws whose sum of squares BF16 cannot represent closely
         if abs(float(torch.tensor(squares).bfloat16()) - squares) / squares > 5e-4:
             break
+    # and one that outweighs them, whose BF16 squares (35.5² = 1260.25 -> 1264) and BF16 norm
+    # (1506.1 -> 1504) both round far off: any BF16 rounding on the way shows at every seed
+    gradients.insert(rng.randrange(5), torch.full((1800,), 35.5, dtype=torch.bfloat16))
+    squares = flat_norm(gradients) ** 2
     norm = norm_of(student, gradients)
-    expect_norm_value(norm, math.sqrt(squares), _("the norm of BF16 gradients"), norm_candidates(gradients),
-                      rel_tol=2e-5)
+    with hint_only_if(squares_in_own_dtype(float(norm), gradients)):
+        expect_norm_value(norm, math.sqrt(squares), _("the norm of BF16 gradients"), norm_candidates(gradients),
+                          rel_tol=2e-5)
 
 
 @pytest.mark.points(1)

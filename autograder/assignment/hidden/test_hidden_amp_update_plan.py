@@ -53,9 +53,10 @@ def test_plan_catches_every_non_finite_value(student, seed):
 @pytest.mark.points(1)
 @pytest.mark.todo(3)
 @pytest.mark.hint(_("skip branch: return the unscaled (not clipped) gradients, grad_norm inf, "
-                    "clip_coefficient 0.0 and next_scale = scale * backoff_factor (the one passed in)."))
+                    "clip_coefficient 0.0 and next_scale = scale * backoff_factor (the one passed in), the scale "
+                    "GradScaler.update() backs off to."))
 def test_plan_skip_result(student, seed):
-    """a skipped plan returns unscaled gradients, inf norm, coefficient 0.0 and the backed-off scale"""
+    """a skipped plan returns unscaled gradients, inf norm, coefficient 0.0 and the backed-off scale, GradScaler's"""
     rng, gen = random.Random(seed), torch.Generator().manual_seed(seed)
     scale, backoff = rng.uniform(100.0, 70000.0), rng.choice((0.25, 0.125, 0.75, 0.3))
     gradients = draw_gradients(gen, 5, dtypes=(torch.float32,), magnitude=scale)
@@ -63,6 +64,23 @@ def test_plan_skip_result(student, seed):
     plan = plan_of(student, gradients, scale, 1.0, backoff_factor=backoff)
     with blaming_upstream(student, gradients, scale):
         expect_skip_plan(plan, gradients, scale, backoff)
+    # the same backoff as torch.amp.GradScaler('cpu').update() after an overflow
+    init_scale = float(2 ** rng.randint(3, 16))
+    gradients = [torch.full((2,), math.inf)]
+    plan = plan_of(student, gradients, init_scale, 1.0)
+    overflow = torch.nn.Parameter(torch.ones(2))
+    scaler = torch.amp.GradScaler("cpu", init_scale=init_scale, backoff_factor=0.5)
+    scaler.scale(overflow.square().sum()).backward()
+    overflow.grad.fill_(math.inf)
+    scaler.step(torch.optim.SGD([overflow], lr=0.1))
+    scaler.update()
+    with blaming_upstream(student, gradients, init_scale):
+        expect(plan["should_step"] is False,
+               _("GradScaler skips this step (its gradient is inf), but should_step is {got!r}.",
+                 got=plan["should_step"]))
+        expect(plan["next_scale"] == scaler.get_scale(),
+               numbers_message(_("next_scale vs GradScaler's backed-off scale"), plan["next_scale"], scaler.get_scale(),
+                               {_("2 (the scale was not backed off)"): 2.0}))
 
 
 @pytest.mark.points(1)
@@ -220,27 +238,3 @@ def test_plan_rejects_invalid_arguments(student):
         raised = raised_type(student.call("plan_mixed_precision_update", [torch.ones(2)], scale, max_norm), FILE)
         expect(raised == "ValueError", _("scale={scale:g}, max_norm={max_norm:g} should raise ValueError, but "
                                          "{outcome}.", scale=scale, max_norm=max_norm, outcome=raised_instead(raised)))
-
-
-@pytest.mark.points(1)
-@pytest.mark.todo(3)
-@pytest.mark.hint(_("after an overflow the plan must back off like GradScaler.update(): next_scale = scale * "
-                    "backoff_factor."))
-def test_conformance_backoff_with_gradscaler(student, seed):
-    """a skipped plan backs the scale off like torch.amp.GradScaler('cpu').update()"""
-    init_scale = float(2 ** random.Random(seed).randint(3, 16))
-    gradients = [torch.full((2,), math.inf)]
-    plan = plan_of(student, gradients, init_scale, 1.0)
-    overflow = torch.nn.Parameter(torch.ones(2))
-    scaler = torch.amp.GradScaler("cpu", init_scale=init_scale, backoff_factor=0.5)
-    scaler.scale(overflow.square().sum()).backward()
-    overflow.grad.fill_(math.inf)
-    scaler.step(torch.optim.SGD([overflow], lr=0.1))
-    scaler.update()
-    with blaming_upstream(student, gradients, init_scale):
-        expect(plan["should_step"] is False,
-               _("GradScaler skips this step (its gradient is inf), but should_step is {got!r}.",
-                 got=plan["should_step"]))
-        expect(plan["next_scale"] == scaler.get_scale(),
-               numbers_message(_("next_scale vs GradScaler's backed-off scale"), plan["next_scale"], scaler.get_scale(),
-                               {_("2 (the scale was not backed off)"): 2.0}))

@@ -1,7 +1,7 @@
 """Hidden tests for loss_scaler, TODO 4 (update_scale) and TODO 5 (scale): the
 expected values come from the real torch.amp.GradScaler('cpu') run here, in the
 judge. The tests of TODO 6-9 are in test_hidden_loss_scaler_scaler.py, the
-judging helpers of both in loss_scaler_checks.py.
+judging helpers of both in checks/loss_scaler_checks.py.
 """
 import math
 import random
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from autograder.assignment.checks import references
-from autograder.assignment.hidden.loss_scaler_checks import (
+from autograder.assignment.checks.loss_scaler_checks import (
     FILE,
     SCALE,
     UPDATE_SCALE,
@@ -108,7 +108,7 @@ def test_update_scale_rejects_invalid_arguments(student):
                                          name=name, value=repr(value), outcome=raised_instead(raised)))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(4)
 @pytest.mark.hint(_("update_scale is one call of GradScaler's update rule for any tracker value: on found_inf, "
                     "backoff and tracker 0; otherwise tracker + 1, and growth (tracker back to 0) only when "
@@ -137,7 +137,7 @@ def test_update_scale_matches_gradscaler_rule(student, seed):
 
 
 # -- TODO 5: scale ------------------------------------------------------------------------------
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(5)
 @pytest.mark.hint(_("scale: multiply the loss by the scale held as a 0-dim FP32 tensor on the loss's device (type "
                     "promotion then gives GradScaler's dtype for every loss); do not change the loss in place, and "

@@ -1,6 +1,6 @@
 """Hidden tests for LossScaler's methods, TODO 6 (unscale_) to TODO 9 (state_dict):
 trajectories are compared side by side with the real torch.amp.GradScaler('cpu')
-run here, in the judge (loss_scaler_checks.py judges them and names the method
+run here, in the judge (checks/loss_scaler_checks.py judges them and names the method
 at fault). The tests of TODO 4-5 are in test_hidden_loss_scaler.py.
 """
 import math
@@ -10,10 +10,9 @@ import pytest
 import torch
 
 from autograder.assignment.checks import references
-from autograder.assignment.hidden.loss_scaler_checks import (
+from autograder.assignment.checks.loss_scaler_checks import (
     FILE,
     ONE_OVER_SCALE,
-    PARAMETERS_AFTER_RUN,
     SCALE_SQUARED,
     STATE,
     STATE_KEYS,
@@ -21,20 +20,20 @@ from autograder.assignment.hidden.loss_scaler_checks import (
     THE_SCALE,
     UNSCALE,
     UPDATE,
-    check_continuation,
-    check_state,
-    check_unscale,
     echo_is_faithful,
     gradscaler,
     is_number,
     raised_text,
-    round_trip,
     rule_options,
     run_side_by_side,
     shown,
     stop_mistake,
     tracker_mistake,
 )
+from autograder.assignment.checks.loss_scaler_calls import (MISUSE, check_misuse_raises, check_step_arguments,
+                                                            check_unscale)
+from autograder.assignment.checks.loss_scaler_state import (PARAMETERS_AFTER_RUN, check_continuation, check_state,
+                                                            round_trip)
 from autograder.i18n import _
 from autograder.judging.judge import (expect, expect_relative_error, numbers_message, raised_instead,
                                       raised_is, value_of)
@@ -48,7 +47,7 @@ def built_by_hand(no_delegation):
 
 
 # -- TODO 6: unscale_ -------------------------------------------------------------------------------
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(6)
 @pytest.mark.hint(_("unscale_: divide every param.grad by the scale in place (the same tensor object, e.g. "
                     "grad.mul_(1 / scale)), skip None grads, handle non-contiguous grads, and record found_inf when "
@@ -112,29 +111,16 @@ def test_gradient_dtypes(student):
 
 
 # -- TODO 7: step ---------------------------------------------------------------------------------------
-MISUSE = {
-    "double_unscale": _("a second unscale_() in one iteration"),
-    "unscale_after_step": _("unscale_() after step()"),
-    "double_step": _("a second step() before update()"),
-    "double_step_after_skip": _("a second step() after a skipped step (inf gradient)"),
-    "unscale_after_skipped_step": _("unscale_() after a skipped step (inf gradient)"),
-}
-
-
 @pytest.mark.points(1)
 @pytest.mark.todo(7)
 @pytest.mark.hint(_("step: mark the optimizer as stepped for this iteration -- also when the step is skipped -- so "
                     "that a second step() or a later unscale_() raises RuntimeError until update()."))
 def test_unscale_and_step_once_per_iteration(student):
     """a second unscale_, unscale_ after step and a second step raise RuntimeError, skipped step or not"""
-    got = value_of(student.scenario("scaler_misuse", {"cases": list(MISUSE)}), FILE)
-    for case, what in MISUSE.items():
-        raised = got[case]["raised"]
-        expect(raised_is(raised, "RuntimeError"), _("{what}: expected RuntimeError, but {outcome}.", what=what,
-                                                    outcome=raised_instead(raised)), STEP)
+    check_misuse_raises(student, list(MISUSE))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(7)
 @pytest.mark.hint(_("step: pass *args and **kwargs on to optimizer.step(*args, **kwargs) and return what it returns; "
                     "return None, without calling it, when the step is skipped."))
@@ -147,23 +133,10 @@ def test_step_passes_arguments_and_returns_value(student, seed):
              {"closure": 4.0, "args": [1.5], "kwargs": {"lr_scale": 0.5}, "poison": True},
              {"kwargs": {"lr_scale": round(rng.uniform(0, 1), 3)}}]
     spec = {"scale": float(2 ** rng.randint(2, 12)), "calls": calls}
-    got = value_of(student.scenario("scaler_step_arguments", spec), FILE)
-    want = references.with_gradscaler("scaler_step_arguments", spec)
-    expect(len(got["received"]) == len(want["received"]),
-           _("optimizer.step was called {got} times for {count} step() calls (one with an inf gradient); GradScaler "
-             "calls it {want} times.", got=len(got["received"]), count=len(calls), want=len(want["received"])), STEP)
-    for a, e in zip(got["received"], want["received"]):
-        expect(a == e, _("optimizer.step received closure={got_closure}, args {got_args}, kwargs {got_kwargs}; "
-                         "GradScaler passes closure={want_closure}, args {want_args}, kwargs {want_kwargs}.",
-                         got_closure=a["closure"], got_args=shown(a["args"]), got_kwargs=shown(a["kwargs"]),
-                         want_closure=e["closure"], want_args=shown(e["args"]), want_kwargs=shown(e["kwargs"])),
-               STEP)
-    for index, (a, e) in enumerate(zip(got["returns"], want["returns"])):
-        expect(a == e, _("call {k}: step() returned {got}, GradScaler's returns {want} (optimizer.step()'s value, "
-                         "or None when skipped).", k=index + 1, got=shown(a), want=shown(e)), STEP)
+    check_step_arguments(student, spec)
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(7)
 @pytest.mark.hint(_("step: call unscale_ only if it was not called in this iteration; after an explicit unscale_ (for "
                     "clipping) use the found_inf it recorded and do not unscale again."))
@@ -195,7 +168,7 @@ def test_update_needs_a_step(student):
              got=shown(skipped["scale_after"])), UPDATE)
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(8)
 @pytest.mark.hint(_("update: call update_scale with the current scale, the stored growth tracker, this iteration's "
                     "found_inf (from unscale_, stepped or not) and the scaler's own factors and interval; store both "
@@ -276,8 +249,10 @@ def test_state_dict_round_trip(student, seed):
 def test_fresh_state_dict_matches_gradscaler(student, seed):
     """state_dict() of a fresh scaler equals GradScaler's for default and random arguments"""
     rng = random.Random(seed)
+    # never GradScaler's defaults (65536, 2.0, 0.5, 2000): a scaler that ignores an argument fails at every seed
+    interval = rng.choice([rng.randint(2, 1999), rng.randint(2001, 5000)])
     spec = {"cases": [{}, {"init_scale": float(2 ** rng.randint(2, 20) * 3), "growth_factor": rng.choice([3.0, 1.5]),
-                           "backoff_factor": rng.choice([0.25, 0.75]), "growth_interval": rng.randint(2, 5000)}]}
+                           "backoff_factor": rng.choice([0.25, 0.75]), "growth_interval": interval}]}
     got = value_of(student.scenario("scaler_fresh_state", spec), FILE)
     want = references.with_gradscaler("scaler_fresh_state", spec)
     for options, a, e in zip(spec["cases"], got, want):
@@ -313,9 +288,12 @@ def test_loaded_tracker_past_interval_never_grows(student, seed):
                          tracker=state["_growth_tracker"], interval=interval))
     if stopped:
         raise stop_mistake(stopped)
+    # Gradients given to optimizer.step at the wrong scale make some runs blow up into skips, not
+    # others: judged on the parameters too, such a scaler fails here at every seed, not only there.
+    expect_relative_error(got["parameters"], want["parameters"], PARAMETERS_AFTER_RUN, 1e-5, todo=STEP)
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(9)
 @pytest.mark.hint(_("state_dict: after load_state_dict of a GradScaler state, state_dict() reports exactly that "
                     "state, and the run continues as GradScaler's does."))

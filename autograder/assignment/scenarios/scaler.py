@@ -203,7 +203,8 @@ def scaler_unscale(make_scaler, spec):
     """Unscale hand-made gradients in place: some None, one transposed
     (non-contiguous), maybe one poisoned element, maybe two param groups; then
     step once and update (when update works) to see whether found_inf was
-    recorded."""
+    recorded -- unless ``unscale_only``: then unscale_ alone is judged, whether
+    step() is written yet or not."""
     gen = generator(spec["seed"])
     scale = spec["scaler"]["init_scale"]
     shapes = [(3, 4), (5,), (4, 3), (2, 2)]
@@ -229,6 +230,9 @@ def scaler_unscale(make_scaler, spec):
     scaler.unscale_(optimizer)
     same_objects = all(p.grad is before for p, before in zip(params, grads_before))
     grads = [None if p.grad is None else p.grad.detach().clone() for p in params]
+    if spec.get("unscale_only"):
+        return {"grads": grads, "same_objects": same_objects, "step_calls": 0, "step_result": None,
+                "scale_after_update": None, "parameters": [p.detach().clone() for p in params]}
     step_result = scaler.step(optimizer)
     try:
         scaler.update()

@@ -1,5 +1,8 @@
 """Visible tests for amp_training_step: a plain FP32 update, clipping after unscaling, and the
-FP16 and BF16 skips. Their inputs are fixed, so the messages may show every number."""
+FP16 and BF16 skips, the public tests' other checks, and one test for each clause of the contract
+they leave open (a scaler refused outside 'fp16', unequal microbatch weights), so that a local
+grade sees every mistake that costs points. Their inputs are fixed, so the messages may show
+every number; the hidden suite draws its own."""
 import math
 
 import pytest
@@ -7,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.assignment import scenarios
+from autograder.assignment.checks import amp_training_step_rejections
 from autograder.i18n import _
 from autograder.judging import reference_cache
 from autograder.judging.judge import (Mistake, StudentCodeFailed, describe_raised, equals, expect,
@@ -16,9 +20,9 @@ from autograder.assignment.checks.amp_training_step_crashes import run_student
 pytestmark = [pytest.mark.module("amp_training_step"), pytest.mark.visibility("visible")]
 
 def reference_update(spec, weights=None, last_only=False, autocast=False):
-    """An fp32 step on the weighted loss (default: the mean), clipped to max_norm: (parameters, pre-clip
-    norm). ``last_only``/``autocast``: the same with only the last microbatch, or a bfloat16 forward.
-    Computed once per spec in a class (the judge's reference cache)."""
+    """An fp32 step on the weighted loss (``weights``, else the spec's, else the mean), clipped to
+    max_norm: (parameters, pre-clip norm). ``last_only``/``autocast``: the same with only the last
+    microbatch, or a bfloat16 forward. Computed once per spec in a class (the judge's reference cache)."""
     return reference_cache.cached(("fp32 update", weights, last_only, autocast), spec,
                                   lambda: _reference_update(spec, weights, last_only, autocast))
 
@@ -27,7 +31,7 @@ def _reference_update(spec, weights, last_only, autocast):
     model = scenarios.build_model(spec["seed"])
     optimizer = scenarios.build_optimizer("sgd", model.parameters(), 0.2)
     batches = scenarios.build_batches(spec["seed"], spec["microbatches"])
-    weights = weights or [1.0 / len(batches)] * len(batches)
+    weights = weights or spec.get("weights") or [1.0 / len(batches)] * len(batches)
     pairs = list(zip(weights, batches))[-1:] if last_only else zip(weights, batches)
     for weight, (inputs, targets) in pairs:
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
@@ -65,14 +69,21 @@ def check_grad_norm(report, want, spec, tolerance):
                                           "gradients, before unscale_")))
     for value, todo, mistake in known:
         if math.isclose(got, value, rel_tol=max(tolerance, 1e-6)):
+            # a named mistake says all: a test's hint (about another one) is left out, except the
+            # hint about unscaling before the norm where that is the mistake named
             raise Mistake(_("grad_norm: got {got:.6g}, expected {want:.6g} (ratio {ratio:.4g}). That is {mistake}.",
-                            got=got, want=want, ratio=got / want, mistake=mistake), todo)
+                            got=got, want=want, ratio=got / want, mistake=mistake), todo,
+                          hint_applies=bool(scale) and value == want * scale)
     expect_float_close(got, want, _("grad_norm"), tolerance)
 
 
 def same_update(got, other, start, tolerance):
     """Did training move the parameters as ``other`` did (relative to the change, per tensor)?"""
+    if len(got) != len(other):
+        return False
     for a, e, s in zip(got, other, start):
+        if not torch.is_tensor(a) or a.shape != e.shape:  # a box may send any tensors: not the same update
+            return False
         wanted = (e.double() - s.double()).norm()
         if float((a.double() - e.double()).norm()) > tolerance * max(float(wanted), 1e-12):
             return False
@@ -95,12 +106,12 @@ def check_update(got, want, spec, tolerance):
         raise Mistake(_("grad_norm is right, but the update is {ratio:.4g} times the expected one, which is exactly "
                         "1/scale: the gradients were unscaled a second time after the norm. Does scaler.update() "
                         "run before scaler.step(optimizer)? update() starts a new iteration, so step() unscales "
-                        "again.", ratio=moved / wanted), 13)
+                        "again.", ratio=moved / wanted), 13, hint_applies=False)
     max_norm = spec.get("max_norm", 1.0)
     if max_norm != 1.0 and same_update(got["parameters"], reference_update(dict(spec, max_norm=1.0))[0], start,
                                        tolerance):
         raise Mistake(_("grad_norm is right, but the update is the one clipped to 1.0 instead of max_norm "
-                        "{max_norm:g}: pass max_norm to clip_grad_norm_.", max_norm=max_norm), 12)
+                        "{max_norm:g}: pass max_norm to clip_grad_norm_.", max_norm=max_norm), 12, hint_applies=False)
     k = spec["microbatches"]
     expect_updates_close(got["parameters"], want, start, _("the parameters after the update"), tolerance,
                          factors={_("K (the losses are added, not weighted)"): k,
@@ -115,7 +126,7 @@ def first_report(got):
 
 
 @pytest.mark.todo(11)
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.hint(_("Forward each microbatch, backward weights[i] * loss_i so the gradients accumulate, then "
                     "clip, step once and return the contract's dict."))
 def test_fp32_update_matches_plain_training(student):
@@ -148,7 +159,7 @@ def test_fp16_clips_after_unscaling(student):
 
 
 @pytest.mark.todo(13)
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.hint(_("An inf gradient under fp16: scaler.step skips the step, scaler.update backs the scale "
                     "off, and the report says so."))
 def test_fp16_overflow_skips(student):
@@ -202,13 +213,21 @@ def test_bf16_skips_non_finite_without_scaler(student):
 # -- the public tests' other checks (exercises/tests/test_amp_training_step.py), graded here too -----
 @pytest.mark.todo(10)
 @pytest.mark.points(1)
-@pytest.mark.hint(_("'bf16' autocasts the forward to torch.bfloat16; 'fp32' runs it without autocast "
-                    "(enabled=False), in float32."))
+@pytest.mark.hint(_("'fp16' autocasts the forward to torch.float16 and 'bf16' to torch.bfloat16; 'fp32' runs it "
+                    "without autocast (enabled=False), in float32."))
 def test_bf16_autocasts_the_forward(student):
-    """under 'bf16' the first Linear layer computes in bfloat16; under 'fp32' in float32"""
-    for precision, want, todo in (("bf16", "torch.bfloat16", 10), ("fp32", "torch.float32", 11)):
-        got = run_student(student, {"seed": 15, "precision": precision, "microbatches": 1, "updates": 1})
-        seen = got["forward_dtypes"]
+    """under 'bf16' the first Linear layer computes in bfloat16, under 'fp16' in float16, under 'fp32' in float32"""
+    for precision, want, todo in (("bf16", "torch.bfloat16", 10), ("fp16", "torch.float16", 10),
+                                  ("fp32", "torch.float32", 11)):
+        spec = {"seed": 15, "precision": precision, "microbatches": 1, "updates": 1}
+        if precision == "fp16":
+            spec["scaler"] = {"init_scale": 256.0}
+        seen = run_student(student, spec)["forward_dtypes"]
+        if seen == ["torch.float32"] and precision != "fp32":
+            # no autocast at all: the loop's forward (TODO 11) does not enter it, whatever dtype TODO 10 chose
+            expect(False, _("precision {precision}: the first Linear layer computed in {got}, expected {want}: every "
+                            "forward runs inside torch.autocast(device_type, dtype=...), with the device type of the "
+                            "model's parameters.", precision=repr(precision), got=", ".join(seen), want=want), 11)
         expect(seen == [want], _("precision {precision}: the first Linear layer computed in {got}, expected {want}.",
                                  precision=repr(precision), got=", ".join(seen) or "-", want=want), todo)
 
@@ -244,3 +263,40 @@ def test_unscale_exactly_once_per_update(student):
     expect(calls["unscale_"] == 2,
            _("scaler.unscale_ ran {count} times in two calls, expected 2: once per call, after the microbatch loop "
              "(not counting the one scaler.step makes itself when none came before).", count=calls["unscale_"]))
+
+
+# -- the contract's clauses the public tests leave open, one test each -----------------------------
+@pytest.mark.todo(10)
+@pytest.mark.points(1)
+@pytest.mark.hint(_("Only 'fp32', 'bf16' and 'fp16' are precisions, and only 'fp16' takes a GradScaler: an enabled one "
+                    "with 'fp32' or 'bf16' raises ValueError, as does any other precision, before the first forward."))
+def test_scaler_only_with_fp16(student):
+    """an enabled GradScaler with 'fp32' or 'bf16', and a precision 'fp8' or 'BF16', raise ValueError"""
+    got = amp_training_step_rejections.run_errors(student, {"seed": 18, "bad_precision": "fp8", "cases": [
+        "fp32_with_scaler", "bf16_with_scaler", "unknown_precision"]})
+    upper = amp_training_step_rejections.run_errors(student, {"seed": 18, "bad_precision": "BF16",
+                                                               "cases": ["unknown_precision"]})
+    got["unknown_precision (BF16)"] = upper["unknown_precision"]
+    amp_training_step_rejections.check_rejections(got)
+
+
+@pytest.mark.todo(11)
+@pytest.mark.points(1)
+@pytest.mark.hint(_("Microbatch i contributes weights[i] * loss_i: multiply each microbatch's loss by its own weight "
+                    "(not by 1/K) before its backward."))
+def test_unequal_weights(student):
+    """fp32, three microbatches weighted 0.6 / 0.3 / 0.1: the update of the weighted sum of losses"""
+    weights = [0.6, 0.3, 0.1]
+    spec = {"seed": 19, "precision": "fp32", "microbatches": 3, "updates": 1, "max_norm": 100.0,
+            "weights": weights}
+    got = run_student(student, spec)
+    report = first_report(got)
+    want, norm = reference_update(spec)
+    start = scenarios.parameters_of(scenarios.build_model(spec["seed"]))
+    equal = reference_update(spec, weights=[1.0 / 3] * 3)[0]
+    if not math.isclose(report.get("grad_norm") if isinstance(report.get("grad_norm"), float) else math.nan,
+                        norm, rel_tol=1e-5) and same_update(got["parameters"], equal, start, 1e-4):
+        raise Mistake(_("the update is the one of equal weights 1/3 each, not of the weights 0.6 / 0.3 / 0.1: each "
+                        "microbatch's loss is multiplied by its own weight."))
+    check_grad_norm(report, norm, spec, 1e-5)
+    check_update(got, want, spec, 1e-4)

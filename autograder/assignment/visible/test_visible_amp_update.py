@@ -1,4 +1,8 @@
-"""Visible tests for amp_update: the chapter's four Step 4 tests, graded.
+"""Visible tests for amp_update: the chapter's four Step 4 tests, graded, the public tests' other
+checks, and one test for each clause of the contract the chapter's tests leave open (the norm of
+nothing and of inf, the finite check after unscaling, the gradients on a skip, a coefficient of
+1 below max_norm), so that a local grade sees every mistake that costs points.
+Their inputs are fixed; the hidden suite draws its own.
 
 A plan test (TODO 3) whose numbers are wrong first asks the student's own
 unscale_gradients and global_grad_norm about the same gradients; when one of
@@ -8,10 +12,13 @@ import math
 import pytest
 import torch
 
-from autograder.assignment.checks.amp_update_checks import (blaming_upstream, expect_tensor_values,
-                                                            kind_of, scale_factors)
+from autograder.assignment.checks.amp_update_checks import (PLAN_KEYS, blaming_upstream, check_gradients,
+                                                            expect_finite_plan, expect_norm_value, expect_skip_plan,
+                                                            expect_tensor_values, kind_of, norm_candidates,
+                                                            scale_factors, squares_in_own_dtype, unscaled_reference)
 from autograder.i18n import _
-from autograder.judging.judge import Mistake, equals, expect, expect_close, expect_tensor, numbers_message, value_of
+from autograder.judging.judge import (Mistake, equals, expect, expect_close, expect_tensor, hint_only_if,
+                                      numbers_message, value_of)
 
 pytestmark = [pytest.mark.module("amp_update"), pytest.mark.visibility("visible")]
 FILE = "amp_update.py"
@@ -21,9 +28,10 @@ def plan_of(student, *args, **kwargs):
     plan = value_of(student.call("plan_mixed_precision_update", *args, **kwargs), FILE)
     expect(isinstance(plan, dict),
            _("plan_mixed_precision_update should return a dict, got {got}.", got=kind_of(plan)))
-    missing = [key for key in ("gradients", "grad_norm", "clip_coefficient", "should_step", "next_scale", "reason")
-               if key not in plan]
+    missing = [key for key in PLAN_KEYS if key not in plan]
     expect(not missing, _("the plan has no {keys} entry.", keys=", ".join(repr(key) for key in missing)))
+    extra = sorted(str(key) for key in plan if key not in PLAN_KEYS)
+    expect(not extra, _("the plan has keys the contract does not define: {keys}.", keys=", ".join(extra)))
     return plan
 
 
@@ -47,7 +55,7 @@ def test_unscale_without_mutation(student):
                                          "{want}.", got=str(after.tolist()), want=str(source.tolist())))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(2)
 @pytest.mark.hint(_("global_grad_norm: add each tensor's FP32 sum of squares to the running sum, then take one "
                     "square root at the end."))
@@ -106,7 +114,7 @@ def test_finite_update_and_clipping(student):
                  scale=plan["next_scale"], reason=plan["reason"]))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 @pytest.mark.todo(3)
 @pytest.mark.hint(_("plan_mixed_precision_update: a non-finite gradient skips the step (should_step False) and "
                     "backs the scale off to scale * backoff_factor."))
@@ -125,10 +133,12 @@ def test_overflow_skips_update(student):
 # -- the public tests' other checks (exercises/tests/test_amp_update.py), graded here too ------------
 @pytest.mark.points(1)
 @pytest.mark.todo(1)
-@pytest.mark.hint(_("unscale_gradients: each gradient comes back in its own dtype (FP16 stays FP16, BF16 stays "
-                    "BF16): divide by the Python number scale, not by an FP32 tensor."))
+@pytest.mark.hint(_("unscale_gradients: every gradient comes back as a new tensor g / scale in its own dtype (FP16 "
+                    "stays FP16, BF16 stays BF16), for every positive scale: at scale 1 too (a copy, never the input "
+                    "tensor), below 1, and above FP16's maximum 65504 (keep scale a Python number: as an FP16 tensor "
+                    "65536 is inf)."))
 def test_unscale_keeps_dtype(student):
-    """FP16 and BF16 gradients come back unscaled in their own dtype"""
+    """FP16 and BF16 gradients come back unscaled in their own dtype, as new tensors, at scales 4, 65536, 0.25 and 1"""
     scaled = [torch.tensor([2.0, -4.0], dtype=torch.float16), torch.tensor([8.0], dtype=torch.bfloat16)]
     gradients = value_of(student.call("unscale_gradients", scaled, 4.0), FILE)
     expect(isinstance(gradients, list) and len(gradients) == 2,
@@ -136,6 +146,16 @@ def test_unscale_keeps_dtype(student):
     for index, (got, want) in enumerate(zip(gradients, (torch.tensor([0.5, -1.0], dtype=torch.float16),
                                                         torch.tensor([2.0], dtype=torch.bfloat16)))):
         expect_tensor_values(got, want, _("gradients[{index}]", index=index), scale_factors(4.0))
+    for scaled, scale in (([torch.tensor([30000.0, -2048.0, 8.0], dtype=torch.float16), None,
+                            torch.tensor([65536.0, -131072.0])], 65536.0),
+                          ([torch.tensor([1.0, -2.0]), torch.tensor([0.5], dtype=torch.bfloat16)], 0.25)):
+        gradients = value_of(student.call("unscale_gradients", scaled, scale), FILE)
+        check_gradients(gradients, unscaled_reference(scaled, scale),
+                        _("unscale_gradients(gradients, scale={scale:g})", scale=scale), scale_factors(scale))
+    seen = value_of(student.scenario("unscale_aliasing", {"seed": 38, "scale": 1.0}), FILE)
+    expect(not seen["same_list"] and not any(seen["shared"]),
+           _("unscale_gradients(..., scale={scale:g}) returned the input list, or tensors that share memory "
+             "with the inputs: build a new list of new tensors, also when scale is 1.", scale=1.0))
 
 
 @pytest.mark.points(1)
@@ -144,11 +164,15 @@ def test_unscale_keeps_dtype(student):
                     "overflow to inf."))
 def test_global_norm_fp16_does_not_overflow(student):
     """global_grad_norm of FP16 [300, 400] is 500, not inf"""
-    norm = value_of(student.call("global_grad_norm", [torch.tensor([300.0, 400.0], dtype=torch.float16)]), FILE)
+    gradients = [torch.tensor([300.0, 400.0], dtype=torch.float16)]
+    norm = value_of(student.call("global_grad_norm", gradients), FILE)
     expect_tensor(norm, _("the norm"), dtype=torch.float32, shape=())
-    expect(math.isclose(float(norm), 500.0, rel_tol=1e-6),
-           _("the norm of FP16 [300, 400]: got {got:g}, expected 500 = sqrt(300² + 400²); 300² = 90000 is above FP16's "
-             "largest value 65504, so square in FP32.", got=float(norm)))
+    if squares_in_own_dtype(float(norm), gradients):
+        expect(math.isclose(float(norm), 500.0, rel_tol=1e-6),
+               _("the norm of FP16 [300, 400]: got {got:g}, expected 500 = sqrt(300² + 400²); 300² = 90000 is above "
+                 "FP16's largest value 65504, so square in FP32.", got=float(norm)))
+    with hint_only_if(False):  # another mistake than FP16 squares: the norm names it
+        expect_norm_value(norm, 500.0, _("the norm of FP16 [300, 400]"), norm_candidates(gradients))
 
 
 @pytest.mark.points(1)
@@ -191,3 +215,73 @@ def test_nan_in_a_later_tensor_skips(student):
     expect(equals(plan["clip_coefficient"], 0.0) and norm_text == "inf",
            _("on a skip clip_coefficient should be 0.0 and grad_norm inf, got {coefficient!r} and {norm}.",
              coefficient=plan["clip_coefficient"], norm=norm_text))
+
+
+# -- the contract's clauses the chapter's tests leave open, one test each ------------------------
+@pytest.mark.points(1)
+@pytest.mark.todo(2)
+@pytest.mark.hint(_("global_grad_norm: skip None entries; with nothing to add the norm is the 0-dim FP32 zero, and the "
+                    "norm of gradients holding inf or NaN is not finite (keep the plain sum of squares, no sentinel)."))
+def test_global_norm_of_none_nothing_and_inf(student):
+    """global_grad_norm skips None, is 0 for [] and not finite for an inf gradient"""
+    for gradients, label, want in (([None, torch.tensor([0.0, 2.0])], "[None, [0, 2]]", 2.0), ([], "[]", 0.0),
+                                   ([None, None], "[None, None]", 0.0)):
+        norm = value_of(student.call("global_grad_norm", gradients), FILE)
+        expect_tensor(norm, _("global_grad_norm({case})", case=label), dtype=torch.float32, shape=())
+        expect(float(norm) == want, _("global_grad_norm({case}) should be {want:g}, got {got:.6g}.", case=label,
+                                      want=want, got=float(norm)))
+    norm = value_of(student.call("global_grad_norm", [torch.tensor([1.0, 2.0]), None,
+                                                      torch.tensor([3.0, float("inf")])]), FILE)
+    expect_tensor(norm, _("the norm"), dtype=torch.float32, shape=())
+    expect(not math.isfinite(float(norm)),
+           _("global_grad_norm of gradients holding one {value} returned {got:.6g}: the norm of a non-finite "
+             "gradient is not finite (the plan skips before it ever asks for a norm, so nothing else needs a "
+             "finite stand-in).", value="inf", got=float(norm)))
+
+
+@pytest.mark.points(1)
+@pytest.mark.todo(3)
+@pytest.mark.hint(_("finite check: check every element of the real (unscaled) gradients with torch.isfinite: an FP16 "
+                    "gradient divided by a scale below 1 can overflow, and an FP16 sum can overflow although every "
+                    "element is finite."))
+def test_finite_check_after_unscaling_element_by_element(student):
+    """FP16 40000 at scale 0.5 skips (unscaled it is inf); FP16 3 × 30000 steps (only their sum overflows)"""
+    scaled = [torch.tensor([40000.0, 1.0], dtype=torch.float16)]
+    plan = plan_of(student, scaled, scale=0.5, max_norm=1.0)
+    with blaming_upstream(student, scaled, 0.5):
+        expect(plan["should_step"] is False,
+               _("{value:g} (FP16) / 0.5 is inf in FP16, so the step must be skipped; should_step is {got!r}.",
+                 value=40000.0, got=plan["should_step"]))
+    large = [torch.full((3,), 30000.0, dtype=torch.float16)]
+    plan = plan_of(student, large, scale=1.0, max_norm=1e6)
+    with blaming_upstream(student, large, 1.0):
+        expect(plan["should_step"] is True,
+               _("FP16 [30000, 30000, 30000] is finite in every element (only its FP16 sum, 90000, overflows), so "
+                 "the step goes through; should_step is {got!r}.", got=plan["should_step"]))
+        expect_finite_plan(plan, large, 1.0, 1e6)
+
+
+@pytest.mark.points(1)
+@pytest.mark.todo(3)
+@pytest.mark.hint(_("skip branch: return the unscaled (not clipped) gradients, grad_norm inf, clip_coefficient 0.0 "
+                    "and next_scale = scale * backoff_factor."))
+def test_skip_returns_the_unscaled_gradients(student):
+    """a skipped plan returns the unscaled gradients, not clipped ones, with grad_norm inf"""
+    scaled = [torch.tensor([8.0, float("inf"), -4.0]), None, torch.tensor([2.0, 6.0])]
+    plan = plan_of(student, scaled, scale=2.0, max_norm=0.1, backoff_factor=0.25)
+    with blaming_upstream(student, scaled, 2.0):
+        expect_skip_plan(plan, scaled, 2.0, 0.25)
+
+
+@pytest.mark.points(1)
+@pytest.mark.todo(3)
+@pytest.mark.hint(_("clipping: the coefficient is min(1.0, max_norm / (norm + 1e-12)): exactly 1.0 when the norm is "
+                    "below max_norm (the gradients are then the unscaled ones), and the 1e-12 keeps all-zero "
+                    "gradients from dividing by zero."))
+def test_clip_coefficient_is_one_below_max_norm(student):
+    """below max_norm the clip coefficient is 1.0, also for all-zero gradients"""
+    for scaled, scale, max_norm in (([torch.tensor([6.0, 8.0])], 2.0, 10.0),
+                                    ([torch.zeros(3), None, torch.zeros(2, dtype=torch.float16)], 1024.0, 1.0)):
+        plan = plan_of(student, scaled, scale=scale, max_norm=max_norm)
+        with blaming_upstream(student, scaled, scale):
+            expect_finite_plan(plan, scaled, scale, max_norm)

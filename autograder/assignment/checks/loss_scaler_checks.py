@@ -1,4 +1,5 @@
-"""Judging helpers of the hidden loss_scaler suites (TODO 4-9): GradScaler's own
+"""Judging helpers of the loss_scaler suites (TODO 4-9), visible and hidden alike (nothing here is
+secret: the hidden suite's cases stay in autograder/assignment/hidden/): GradScaler's own
 rule and runs, computed here in the judge with the real torch.amp.GradScaler('cpu'),
 and the diagnosis that names the method at fault when the student's scaler differs.
 
@@ -9,10 +10,12 @@ unscale_ recorded (TODO 6 or 7) --, the gradients optimizer.step saw, step()'s
 return value and the scale between step() and update() (TODO 7), then the scale
 and tracker after update(), where the student's own update_scale on GradScaler's
 inputs tells TODO 4 from TODO 8, and state_dict() on a loaded probe state tells
-TODO 9 from the rest.
+TODO 9 from the rest. The state_dict round trips are judged in loss_scaler_state.py, the
+methods called one at a time (unscale_ alone, step()'s arguments, misuse) in loss_scaler_calls.py.
 
-The tests live in test_hidden_loss_scaler.py (TODO 4-5) and
-test_hidden_loss_scaler_scaler.py (TODO 6-9); this file holds no test.
+The hidden tests live in hidden/test_hidden_loss_scaler.py (TODO 4-5) and
+hidden/test_hidden_loss_scaler_scaler.py (TODO 6-9), the visible ones in
+visible/test_visible_loss_scaler.py; this file holds no test.
 """
 import math
 
@@ -24,7 +27,7 @@ from autograder.i18n import _
 from autograder.judging import reference_cache
 from autograder.judging.judge import (Mistake, describe_raised, expect, expect_relative_error, known_ratio,
                                       numbers_message, raised_is, value_of)
-from autograder.assignment.checks.loss_scaler_probe import step_lacks_own_unscale, step_skips_its_own_unscale
+from autograder.assignment.checks.loss_scaler_probe import step_skips_its_own_unscale
 
 FILE = "loss_scaler.py"
 UPDATE_SCALE, SCALE, UNSCALE, STEP, UPDATE, STATE = 4, 5, 6, 7, 8, 9
@@ -202,13 +205,22 @@ def grads_mismatch(got, want, rtol=1e-4):
     return None
 
 
-def grads_mistake(what, mismatch, scale, unscaled_explicitly):
-    """The gradients after unscaling differ: by 1/scale, the scale or scale² is a known mistake."""
+def grads_mistake(what, mismatch, scale, unscaled_explicitly, earlier=()):
+    """The gradients after unscaling differ: by 1/scale, the scale or scale² is a known mistake, and so is
+    the current scale over one of ``earlier`` (the scales of the iterations before): an inverse kept from
+    an earlier iteration."""
     index, ratio = mismatch
     if ratio is None:
         return Mistake(_("{what}: param.grad[{index}] has None or inf/NaN entries where GradScaler's has not (or the "
                          "reverse).", what=what, index=index), UNSCALE)
     name = known_ratio(ratio, {ONE_OVER_SCALE: 1.0 / scale, THE_SCALE: scale, SCALE_SQUARED: scale * scale})
+    stale = next((value for value in earlier if name is None and value != scale
+                  and known_ratio(ratio, {THE_SCALE: scale / value})), None)
+    if stale is not None:
+        return Mistake(_("{what}: param.grad[{index}] is {ratio:.4g} times GradScaler's, which is exactly the current "
+                         "scale {scale:g} divided by {earlier:g}, the scale of an earlier iteration: unscale_ must "
+                         "divide by the scale as it is now (update() changes it), not by an inverse computed "
+                         "before.", what=what, index=index, ratio=ratio, scale=scale, earlier=stale), UNSCALE)
     todo, advice = UNSCALE, _("unscale_ must divide every param.grad by the current scale (e.g. multiply it by "
                               "1/scale), in place.")
     if name == ONE_OVER_SCALE and unscaled_explicitly:
@@ -297,7 +309,7 @@ def check_iteration(student, got, want, spec, i):
         mismatch = grads_mismatch(seen, want["seen_grads"][i])
         if mismatch:
             raise grads_mistake(_("iteration {k}: the gradients after unscaling", k=k), mismatch,
-                                want["scales_before"][i], explicit)
+                                want["scales_before"][i], explicit, want["scales_before"][:i])
     between = at(got["scales_between"], i)
     if between is not MISSING:
         expect(is_number(between) and math.isclose(between, want["scales_between"][i], rel_tol=1e-5),
@@ -343,77 +355,3 @@ def compare_runs(student, got, want, spec):
 def run_side_by_side(student, spec):
     got = value_of(student.scenario("scaler_training", spec), FILE)
     compare_runs(student, got, references.with_gradscaler("scaler_training", spec), spec)
-
-
-# -- unscale_ on its own ----------------------------------------------------------------------------
-def check_unscale(got, want, spec, label):
-    expect(got["same_objects"] is True, _("{what}: unscale_ must modify each param.grad in place, not replace it.",
-                                          what=label), UNSCALE)
-    mismatch = grads_mismatch(got["grads"], want["grads"], 1e-6 if spec["dtype"] != "bfloat16" else 8e-3)
-    if mismatch:
-        raise grads_mistake(_("{what}: the gradients after unscale_", what=label), mismatch,
-                            spec["scaler"]["init_scale"], True)
-    if got["step_calls"] == want["step_calls"] and got["step_result"] != want["step_result"]:
-        raise Mistake(_("{what}: after unscale_, step() returned {got}, GradScaler's returns {want}: step() returns "
-                        "optimizer.step()'s value when it steps, and None when it skips.", what=label,
-                        got=shown(got["step_result"]), want=shown(want["step_result"])), STEP)
-    if got["step_calls"] != want["step_calls"]:
-        scale, after = spec["scaler"]["init_scale"], got["scale_after_update"]
-        recorded = (after < scale) == bool(spec.get("poison")) if is_number(after) else False
-        want_action = _("skips optimizer.step") if want["step_result"] is None else _("calls optimizer.step")
-        if recorded:
-            raise Mistake(_("{what}: after an explicit unscale_, GradScaler {action}, but your step() called it "
-                            "{calls} time(s), although update() then saw the right found_inf: step() must use the "
-                            "found_inf that unscale_ recorded.", what=label, action=want_action,
-                            calls=got["step_calls"]), STEP)
-        raise Mistake(_("{what}: after unscale_, GradScaler {action}, but your scaler did not: found_inf is recorded "
-                        "wrongly (it must be True exactly when some element of some gradient is inf or NaN).",
-                        what=label, action=want_action), UNSCALE)
-
-
-# -- state_dict round trips ------------------------------------------------------------------------
-def check_state(state, want, what, todo=STATE):
-    expect(isinstance(state, dict) and set(state) == set(want),
-           _("{what} should have exactly the keys {want}, got {got}.", what=what, want=keys_text(want),
-             got=keys_text(state)), todo)
-    for key in ("growth_interval", "_growth_tracker"):
-        expect(isinstance(state[key], int), _("{what}['{key}'] should be an int like GradScaler's, got {got}.",
-                                              what=what, key=key, got=shown(state[key])), todo)
-    for key in STATE_KEYS:
-        expect(is_number(state[key]) and math.isclose(state[key], want[key], rel_tol=1e-6),
-               _("{what}['{key}'] is {got}, GradScaler's is {want}.", what=what, key=key, got=shown(state[key]),
-                 want=shown(want[key])), todo)
-
-
-def check_continuation(student, got, want, spec, first, options, start, label):
-    """Scales, trackers and skips of a round-trip run from iteration ``first`` on;
-    ``start``: GradScaler's (scale, tracker) before it."""
-    scale, tracker = start
-    for i in range(first, len(want["scales"])):
-        if at(got["skipped"], i) is MISSING:
-            break
-        k, after = i + 1, at(got["scales"], i)
-        if got["skipped"][i] != want["skipped"][i]:
-            raise skip_mistake(k, spec.get("inject", {}).get(str(i)), want["skipped"][i], scale, after,
-                               own_unscale=step_lacks_own_unscale(student))
-        transition = ((scale, tracker, want["skipped"][i]), (want["scales"][i], want["trackers"][i]))
-        if after is not MISSING and not (is_number(after) and math.isclose(after, want["scales"][i], rel_tol=1e-5)):
-            raise transition_mistake(student, _("{what}, the scale after update {k}", what=label, k=k), shown(after),
-                                     f"{want['scales'][i]:.6g}", transition, options)
-        tracker_got = at(got["trackers"], i)
-        if tracker_got not in (MISSING, None) and tracker_got != want["trackers"][i]:
-            raise tracker_mistake(student, _("{what}, after update {k}", what=label, k=k), tracker_got,
-                                  want["trackers"][i], transition, options, got.get("probe_echo"))
-        scale, tracker = want["scales"][i], want["trackers"][i]
-
-
-# the scales and skips agree when this is checked: what differs is what the optimizer was given
-PARAMETERS_AFTER_RUN = _("the parameters after the run (the scales and skipped steps agree with GradScaler's, so "
-                         "the gradients given to optimizer.step differ)")
-
-
-def round_trip(student, spec):
-    got = value_of(student.scenario("scaler_state_round_trip", spec), FILE)
-    want = references.with_gradscaler("scaler_state_round_trip", spec)
-    expect(isinstance(got, dict) and isinstance(got.get("scales"), list), _("the run returned no results."), STATE)
-    return got, want
