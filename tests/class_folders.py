@@ -3,7 +3,14 @@ grading), with a folder of every kind a TA's ROOT holds: students with work of
 their own (right, wrong in the same way, wrong elsewhere), one who never
 started, one whose grading crashed, a plain folder graded without a deadline
 check, a notes folder and a repository without commits. Student names are
-Chinese (so a Chinese page's English words are ours, not theirs)."""
+Chinese (so a Chinese page's English words are ours, not theirs).
+
+With ``similarity=True`` the similarity check runs on code written for them (beside
+``out``): 李华 and 张三 hand in disguised copies of 王小明's honest solution (one group
+of three), 赵六 a disguised copy of the reference, 纯文件夹 an honest solution of
+another author."""
+import re
+
 from autograder.batch import plan
 from autograder.batch.jobs import add_extra_data, zero_report
 from autograder.class_reports import write as class_write
@@ -50,8 +57,44 @@ def _write(out, student, tests, diagnosis=None, flags=(), commit=None, isolation
         add_extra_data(path, {"submission_commit": commit})
 
 
-def build(out, report_lang="zh"):
-    """Write the class's files into ``out`` and its report; returns the manifest."""
+OWN_HELPER = '''
+
+def summarise(values, limit):
+    """张三自己写的。"""
+    kept = [value for value in values if value is not None and abs(value) < limit]
+    return {"kept": kept, "mean": sum(kept) / max(1, len(kept)), "dropped": len(values) - len(kept)}
+'''
+
+
+def write_code(root):
+    """The students' modules for the similarity check: ``{student: folder}``."""
+    import pathlib
+
+    import honest
+    from disguise import disguise
+
+    root = pathlib.Path(root)
+    stubs = {module: (honest.ROOT / "exercises" / f"{module}.py").read_text(encoding="utf-8")
+             for module in honest.MODULES}
+    keep = {name for text in stubs.values() for name in re.findall(r"[A-Za-z_]\w*", text)}
+    authors = honest.authors()
+    texts = {"王小明": {m: honest.module_text(authors["ivo"], m, stubs[m]) for m in honest.MODULES},
+             "纯文件夹": {m: honest.module_text(authors["pavel"], m, stubs[m]) for m in honest.MODULES},
+             "赵六": {m: disguise((honest.ROOT / "solutions" / f"{m}.py").read_text(encoding="utf-8"), keep)
+                    for m in honest.MODULES},
+             "空白": stubs}
+    texts["李华"] = {m: disguise(text, keep) for m, text in texts["王小明"].items()}
+    texts["张三"] = {m: text + OWN_HELPER for m, text in texts["李华"].items()}   # a copy and a bit of his own
+    for student, modules in texts.items():
+        for module, text in modules.items():
+            (root / student).mkdir(parents=True, exist_ok=True)
+            (root / student / f"{module}.py").write_text(text, encoding="utf-8")
+    return {student: root / student for student in texts}
+
+
+def build(out, report_lang="zh", similarity=False):
+    """Write the class's files into ``out`` and its report (after a similarity check of
+    code written beside ``out`` with ``similarity``); returns the manifest."""
     norm = {"amp_update": {"todo": 2, "test": "amp_update: 全局范数是 13", "message": NORM_FEEDBACK}}
     growth = {"loss_scaler": {"todo": 4, "test": "loss_scaler: 间隔 2 后增长", "message": GROWTH_FEEDBACK}}
     _write(out, "王小明", _tests(), commit=_commit("a1"))
@@ -78,5 +121,9 @@ def build(out, report_lang="zh"):
     plan.settle_entries(entries)   # what a finished batch records in run.json
     manifest = {"seed": 5, "report_lang": report_lang, "students": entries,
                 "deadline": {"deadline": DEADLINE, "source": "committed", "also_latest": False}}
+    if similarity:
+        from autograder.similarity import pairs
+
+        pairs.run(write_code(out.parent / f"{out.name}-code"), out, lang=report_lang)
     class_write.write_all(out, manifest)
     return manifest

@@ -176,12 +176,13 @@ CODE = identifiers(*(ROOT / "exercises").glob("*.py"))
 
 
 def _chinese_class(tmp_path):
-    class_folders.build(tmp_path)
+    """The class with a similarity run: a group of three, a copy of the reference."""
+    pytest.importorskip("copydetect", reason="copydetect (requirements-dev.txt) runs the similarity check")
+    out = tmp_path / "out"
+    class_folders.build(out, similarity=True)
     names = list(class_folders.COUNTED) + list(class_folders.LEFT_OUT) + [class_folders.PROBLEM]
-    page = (tmp_path / "report.html").read_text(encoding="utf-8")
-    report = (tmp_path / "report.md").read_text(encoding="utf-8")
-    # the similarity section is written by autograder/similarity (tests/test_similarity.py checks its language)
-    report = re.sub(r"\n## Similarity\n.*?(?=\n## )", "\n", report, flags=re.DOTALL)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    report = (out / "report.md").read_text(encoding="utf-8")
     return page, report, names
 
 
@@ -193,6 +194,7 @@ def test_every_word_of_a_chinese_class_page_is_chinese(tmp_path):
     assert english_words(shown, names, CODE) == []
     assert "筛选：姓名、状态、标记" in page and "（公开测试，0/25）" in page and "自模板以来没有作业" in shown
     assert "受保护文件 .github/workflows/classroom.yml 与模板不同" in shown      # a flag's detail
+    assert "3 名学生：张三、李华、王小明" in shown and "赵六 / 参考解答" in shown     # the similarity section
     assert "评分未在 900 秒内完成，已被终止" in shown                             # a reason
     assert not ASCII_PUNCTUATION.findall(shown), ASCII_PUNCTUATION.findall(shown)[:10]
 
@@ -201,6 +203,7 @@ def test_every_word_of_a_chinese_report_md_is_chinese(tmp_path):
     _, report, names = _chinese_class(tmp_path)
     assert english_words(markdown_text(report), names, CODE) == []
     assert "# 班级报告" in report and "## 全班错在哪里" in report and "## 未计入统计" in report
+    assert "## 相似度" in report and "3 名学生：张三、李华、王小明" in report and "**赵六** 1.00（高）" in report
     assert not ASCII_PUNCTUATION.findall(markdown_text(report)), ASCII_PUNCTUATION.findall(markdown_text(report))[:10]
 
 

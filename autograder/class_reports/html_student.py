@@ -16,6 +16,7 @@ from autograder.class_reports.flags import detail_text, row_flags
 from autograder.judging.results import NO_COMMIT
 from autograder.class_reports.class_report import fmt_number, module_columns, module_of, title_of
 from autograder.reports.html_page import esc, esc_block, severity_badge, table
+from autograder.similarity.display import shown_score
 
 MAX_FAILED_SHOWN = 40
 
@@ -32,8 +33,9 @@ def similarity_link(page, lang="en"):
     return ""
 
 
-def partners_of(similarity):
-    """``{student: [{module, other, score, page}]}``: the flagged matches of each student."""
+def partners_of(similarity, lang="en"):
+    """``{student: [{module, other, score, page}]}``: the flagged matches of each student
+    (``other``: whom it matches, a group's other members listed in ``lang``)."""
     found = {}
     if not isinstance(similarity, dict):
         return found
@@ -45,7 +47,7 @@ def partners_of(similarity):
             members = pair.get("members") if isinstance(pair.get("members"), list) else [pair.get("a"), pair.get("b")]
             for me in members:
                 others = [m for m in members if m != me]
-                found.setdefault(me, []).append({"module": module, "other": ", ".join(map(str, others)),
+                found.setdefault(me, []).append({"module": module, "other": vocabulary.listed(map(str, others), lang),
                                                  "score": _score(pair.get("score")), "page": pair.get("page"),
                                                  "severity": pair.get("severity")})
     references = similarity.get("solution_reference") if isinstance(similarity.get("solution_reference"), dict) else {}
@@ -174,7 +176,7 @@ def _partners(partners, lang):
     if not partners:
         return t("no flagged pair", lang)
     return vocabulary.clauses([t("{module} with {other} ({score})", lang, module=esc(p["module"], 40),
-                                 other=esc(p["other"], 200), score=f"{p['score']:.2f}")
+                                 other=esc(p["other"], 200), score=shown_score(p["score"]))
                                + " " + similarity_link(p.get("page"), lang) for p in partners], lang)
 
 
