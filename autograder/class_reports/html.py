@@ -181,13 +181,13 @@ def _students(rows, partners, lang):
         flags = row_flags(row, mine)
         severity = worst(flags)
         cells = [f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>',
-                 esc(vocabulary.status(row.status, lang), 60), f"{fmt_number(row.total)}"]
+                 _word(vocabulary.status(row.status, lang)), f"{fmt_number(row.total)}"]
         cells += [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
         later = row.commit.get("later_commits")
         cells += [(severity_badge(severity, vocabulary.severity(severity, lang)), 4 - flags[0].rank if flags else 0),
                   str(len(flags)), _similar(mine, lang),
                   str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
-                  esc(vocabulary.confinement(isolation_view.status_word(row.isolation), lang), 30)]
+                  _word(vocabulary.confinement(isolation_view.status_word(row.isolation), lang))]
         body.append(cells)
     sortable = table(header, body, numeric=numeric, attrs=' id="students-table"', sortable=True)
     placeholder = t("filter: name, status, flag…", lang)
@@ -196,6 +196,11 @@ def _students(rows, partners, lang):
             + t("Click a column to sort; the name opens the student view.", lang) + "</p>"
             "<input id=\"filter\" class=\"hidden\" type=\"search\" "
             f"placeholder=\"{html.escape(placeholder)}\" aria-label=\"{html.escape(label)}\">" + sortable)
+
+
+def _word(text):
+    """A short word of ours (a status, how the code was confined), kept on one line."""
+    return f'<span class="word">{esc(text, 60)}</span>'
 
 
 def _similar(partners, lang):
@@ -254,7 +259,7 @@ def _who(row, lang, as_group, other=""):
     """Everyone a flagged row is about: a pair, or a group with each of its students
     (and ``other``, the file they match, when it is no student's)."""
     who = members_text(row_members(row), lang, lambda member: esc(member, 120), as_group)
-    return who + (" / " + other if other else "")
+    return f'<span class="who">{who}{" / " + other if other else ""}</span>'
 
 
 def render_html(rows, columns, manifest, similarity=None, lang="en"):

@@ -29,7 +29,7 @@ def similarity_link(page, lang="en"):
     from autograder.similarity.pairs import OUTPUT_FOLDER, PAGE_NAME
 
     if isinstance(page, str) and PAGE_NAME.fullmatch(page):
-        return f'<a href="{OUTPUT_FOLDER}/{html.escape(page)}#m1">' + t("side by side", lang) + '</a>'
+        return f'<a class="word" href="{OUTPUT_FOLDER}/{html.escape(page)}#m1">' + t("side by side", lang) + '</a>'
     return ""
 
 

@@ -68,7 +68,8 @@ def _table(rows, lang, ranked=True):
 def _students(row, lang, as_group=None):
     """A pair, or a group with everyone in it (students with one file count as a group)."""
     group = row.get("identical") is True if as_group is None else as_group
-    return members_text(row_members(row), lang, lambda member: esc(member, 200), group)
+    return '<span class="who">' + members_text(row_members(row), lang, lambda member: esc(member, 200), group) \
+        + "</span>"
 
 
 def _flag(row, data, lang):
