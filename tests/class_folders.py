@@ -36,7 +36,7 @@ def _test(module, ident, title, passed, output="通过。", visibility="visible"
                               passed=passed, output=output, visibility=visibility, test_id=f"test_{ident}")
 
 
-def _tests(norm=True, unscale=True, growth=True, backoff=True, output="通过。"):
+def tests(norm=True, unscale=True, growth=True, backoff=True, output="通过。"):
     return [_test("amp_update", "norm", "全局范数是 13", norm, output if not norm else "通过。"),
             _test("amp_update", "unscale", "反缩放不修改输入", unscale, output if not unscale else "通过。", "hidden"),
             _test("loss_scaler", "growth", "间隔 2 后增长", growth, output if not growth else "通过。"),
@@ -48,7 +48,7 @@ def _commit(sha):
             "later_commits": 0}
 
 
-def _write(out, student, tests, diagnosis=None, flags=(), commit=None, isolation=None):
+def write_student(out, student, tests, diagnosis=None, flags=(), commit=None, isolation=None):
     report = results.GradeReport(tests=tests, seed=5, submission="x", flags=list(flags), lang="zh",
                                  isolation=isolation or {"confined": True, "problems": []}, diagnosis=diagnosis or {})
     path = out / student / "results.json"
@@ -97,15 +97,15 @@ def build(out, report_lang="zh", similarity=False):
     code written beside ``out`` with ``similarity``); returns the manifest."""
     norm = {"amp_update": {"todo": 2, "test": "amp_update: 全局范数是 13", "message": NORM_FEEDBACK}}
     growth = {"loss_scaler": {"todo": 4, "test": "loss_scaler: 间隔 2 后增长", "message": GROWTH_FEEDBACK}}
-    _write(out, "王小明", _tests(), commit=_commit("a1"))
-    _write(out, "李华", _tests(norm=False, output=NORM_FEEDBACK), norm, commit=dict(_commit("b2"), later_commits=2),
+    write_student(out, "王小明", tests(), commit=_commit("a1"))
+    write_student(out, "李华", tests(norm=False, output=NORM_FEEDBACK), norm, commit=dict(_commit("b2"), later_commits=2),
            flags=["protected file .github/workflows/classroom.yml differs from the template"])
-    _write(out, "张三", _tests(norm=False, output=NORM_FEEDBACK), norm, commit=_commit("c3"))
-    _write(out, "赵六", _tests(growth=False, output=GROWTH_FEEDBACK), growth, commit=_commit("d4"),
+    write_student(out, "张三", tests(norm=False, output=NORM_FEEDBACK), norm, commit=_commit("c3"))
+    write_student(out, "赵六", tests(growth=False, output=GROWTH_FEEDBACK), growth, commit=_commit("d4"),
            isolation={"confined": False, "problems": [PROBLEM]})
-    _write(out, "纯文件夹", _tests(), commit={"deadline": DEADLINE, "source": "working tree"})
+    write_student(out, "纯文件夹", tests(), commit={"deadline": DEADLINE, "source": "working tree"})
     stubs = {"amp_update": {"todo": 1, "test": "amp_update: 全局范数是 13", "message": "TODO 1 还没有实现。"}}
-    _write(out, "空白", _tests(False, False, False, False, "TODO 1 还没有实现。"), stubs, commit=_commit("e5"))
+    write_student(out, "空白", tests(False, False, False, False, "TODO 1 还没有实现。"), stubs, commit=_commit("e5"))
     entries = {name: {"status": "ok", "reason": ""} for name in COUNTED}
     entries["纯文件夹"]["submission_commit"] = {"deadline": DEADLINE, "source": "working tree"}
     entries["空白"] = {"status": "ok", "reason": "", "unchanged_stubs": True}
