@@ -29,6 +29,9 @@ NOTES_REASON = ("no submission found: notes/ has no exercises/ folder and none o
                 "amp_training_step.py")
 TIMEOUT_REASON = "grading did not finish within 900 s and was stopped"
 PROBLEM = "Landlock unavailable on this kernel"   # the sandbox's own words, shown as they are
+# A confined run's record, in the sandbox's own words (the reports translate the uid, quote the rest).
+CONFINED = {"confined": True, "problems": [], "fs": "Landlock ABI 7: file system, TCP bind/connect",
+            "network": "none (empty network namespace)", "uid": "uid 1934567890 of its own"}
 
 
 def _test(module, ident, title, passed, output="通过。", visibility="visible"):
@@ -50,7 +53,7 @@ def _commit(sha):
 
 def write_student(out, student, tests, diagnosis=None, flags=(), commit=None, isolation=None):
     report = results.GradeReport(tests=tests, seed=5, submission="x", flags=list(flags), lang="zh",
-                                 isolation=isolation or {"confined": True, "problems": []}, diagnosis=diagnosis or {})
+                                 isolation=isolation or CONFINED, diagnosis=diagnosis or {})
     path = out / student / "results.json"
     write_results(report, path)
     if commit:
@@ -119,7 +122,7 @@ def build(out, report_lang="zh", similarity=False):
                       out / student / "results.json")
     add_extra_data(out / "empty-repo" / "results.json", {"submission_commit": entries["empty-repo"]["submission_commit"]})
     plan.settle_entries(entries)   # what a finished batch records in run.json
-    manifest = {"seed": 5, "report_lang": report_lang, "students": entries,
+    manifest = {"seed": 5, "report_lang": report_lang, "students": entries, "isolation": CONFINED,
                 "deadline": {"deadline": DEADLINE, "source": "committed", "also_latest": False}}
     if similarity:
         from autograder.similarity import pairs
