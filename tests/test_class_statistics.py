@@ -150,3 +150,7 @@ def test_a_module_that_does_not_import_is_a_group_of_its_own(tmp_path):
     assert "The whole module failed: the file does not import, so every test of it fails." in \
         diagnoses.wrong_html(rows, "en")
     assert "整个模块都失败了：文件无法导入，因此它的每个测试都失败。" in "\n".join(diagnoses.wrong_markdown(rows, "zh"))
+    from autograder.class_reports.html_student import student_view
+
+    view = student_view(1, rows[1], rows, [], "zh")   # 乙's own view says it too, not "shown by" a growth test
+    assert "先修正 <b>TODO 4</b> &mdash; 文件无法导入" in view and "由 <i>间隔 2 后增长</i> 显示" not in view

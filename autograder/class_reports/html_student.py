@@ -12,6 +12,7 @@ from autograder.i18n import render
 from autograder.i18n import text as t
 from autograder.reports import isolation_view
 from autograder.class_reports import vocabulary
+from autograder.class_reports.diagnoses import PROBLEMS
 from autograder.class_reports.flags import detail_text, row_flags
 from autograder.judging.results import NO_COMMIT
 from autograder.class_reports.class_report import fmt_number, module_columns, module_of, title_of
@@ -97,8 +98,13 @@ def _diagnosis(row, lang):
     for module, entry in diagnosis.items():
         if not isinstance(entry, dict):
             continue
-        what = t("fix {todo} first &mdash; shown by {test}", lang, todo=f"<b>TODO {esc(entry.get('todo'), 10)}</b>",
-                 test=f"<i>{esc(title_of(entry.get('test'), module), 300)}</i>")
+        todo = f"<b>TODO {esc(entry.get('todo'), 10)}</b>"
+        if entry.get("problem") in PROBLEMS:   # the whole module failed: no test shows a mechanism
+            what = t("fix {todo} first &mdash; {problem}", lang, todo=todo,
+                     problem=esc(render(PROBLEMS[entry["problem"]], lang), 300))
+        else:
+            what = t("fix {todo} first &mdash; shown by {test}", lang, todo=todo,
+                     test=f"<i>{esc(title_of(entry.get('test'), module), 300)}</i>")
         items.append("<li>" + t("{name}: {value}", lang, name=f"<code>{esc(module, 60)}</code>", value=what)
                      + f"<pre>{esc_block(entry.get('message'), 3000, 30)}</pre></li>")
     return "<h4>" + t('Diagnosis', lang) + f"</h4><ul>{''.join(items)}</ul>" if items else ""
