@@ -203,6 +203,8 @@ def test_every_word_of_a_chinese_report_md_is_chinese(tmp_path):
     _, report, names = _chinese_class(tmp_path)
     assert english_words(markdown_text(report), names, CODE) == []
     assert "# 班级报告" in report and "## 全班错在哪里" in report and "## 未计入统计" in report
+    # an enumeration takes the enumeration comma 、, a count its measure word
+    assert "未计入：自模板以来没有作业 1 名、评分崩溃 1 名。不含任何学生作业的文件夹：empty-repo、notes。" in report
     assert "| 独立的用户 ID 1934567890 |" in report and "评分前本机探测沙箱的结果：`isolation: fs=Landlock" in report
     assert "## 相似度" in report and "3 名学生：张三、李华、王小明" in report and "**赵六** 1.00（高）" in report
     assert not ASCII_PUNCTUATION.findall(markdown_text(report)), ASCII_PUNCTUATION.findall(markdown_text(report))[:10]

@@ -3,7 +3,7 @@ are, which file names are ours, how a score and a row's students are written."""
 import math
 import re
 
-from autograder.i18n import catalog, text as t
+from autograder.i18n import catalog, joining, text as t
 
 OUTPUT_FOLDER = "similarity"
 RESULT_NAME = "similarity.json"
@@ -39,7 +39,7 @@ def members_text(members, lang, escape, as_group=False):
     ``escape`` makes each name safe for the page (HTML or Markdown)."""
     names = [escape(member) or "–" for member in members]
     if as_group or len(names) > 2:
-        return t("{count} students: {names}", lang, count=len(names), names=t(", ", lang).join(names))
+        return t("{count} students: {names}", lang, count=len(names), names=joining.listed(names, lang))
     return " / ".join(names)
 
 

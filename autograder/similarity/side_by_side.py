@@ -173,7 +173,7 @@ def sentences(lang, *parts):
 
 def names(members, lang):
     """Student names as one escaped list in ``lang`` (Chinese lists with 、)."""
-    return t(", ", lang).join(html_text(member, 200) for member in members)
+    return joining.listed([html_text(member, 200) for member in members], lang)
 
 
 class PageWriter:
