@@ -62,12 +62,30 @@ MEASURE = REPORT + """
     if (parseFloat(bar.style.width) > 0 && bar.getBoundingClientRect().width < 1) { flat.push(j); }
     if (value.left < 0 || value.right > width + 1) { cut.push(j); }
   }
+  // Table cells whose text wraps into lines of one or two characters ("并/排/对/照"): a column too narrow to read.
+  var cells = document.body.querySelectorAll('td, th'), cramped = [];
+  var ruler = document.createElement('span');
+  ruler.style.whiteSpace = 'nowrap';
+  ruler.style.position = 'absolute';
+  document.body.appendChild(ruler);
+  for (var c = 0; c < cells.length; c++) {
+    var text = cells[c].textContent.replace(/\\s+/g, ' ').trim(), range = document.createRange();
+    range.selectNodeContents(cells[c]);
+    var shown = range.getBoundingClientRect().width;
+    if (text.length < 2 || shown === 0) { continue; }
+    ruler.style.font = window.getComputedStyle(cells[c]).font;
+    ruler.textContent = text;
+    var perCharacter = ruler.getBoundingClientRect().width / text.length;
+    if (shown / perCharacter < Math.min(text.length, 3) - 0.5) { cramped.push(text.slice(0, 24) + ' ' + Math.round(shown)); }
+  }
+  document.body.removeChild(ruler);
   var table = document.getElementById('students-table');
   report({window: width, scroll_width: document.documentElement.scrollWidth,
           wide: wide.slice(0, 20), cjk_width: cjk, views: views,
           target_top: target ? Math.round(target.getBoundingClientRect().top) : null,
           scroll_y: Math.round(window.scrollY), tracks: tracks.length,
           narrowest_track: bars.length ? Math.min.apply(null, bars) : null, flat_bars: flat, cut_values: cut,
+          cramped: cramped.slice(0, 20),
           students_table: table ? [table.scrollWidth, table.parentNode.clientWidth] : null});
 })();
 """
@@ -136,7 +154,7 @@ def screenshot(chromium, path, out, width=1280, height=900, fragment=""):
     """A PNG of ``path`` in a ``width`` x ``height`` viewport (an emulated phone's when narrower
     than a window can be: the whole page then)."""
     if width < MIN_WINDOW:
-        on_phone(chromium, path, width, height, fragment, script=REPORT, screenshot_to=out)
+        on_phone(chromium, path, width, height, fragment, script=REPORT + "report({});", screenshot_to=out)
         return
     _run(chromium, path, width, height, fragment, None, "--hide-scrollbars", "--virtual-time-budget=5000",
          f"--screenshot={out}")

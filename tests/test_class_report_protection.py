@@ -65,7 +65,7 @@ def test_each_grade_says_how_it_was_protected(tmp_path):
     assert "| amp-cy | – | – | 0 | – | nothing (no commit before the deadline) |" in table
     assert "| amp-dee | – | – | 0 | – | nothing (the repository could not be read) |" in table
     isolation = _section(report, "Isolation of the students' code")
-    assert "This machine's probe box, before grading: isolation: fs=Landlock ABI 6" in isolation
+    assert "This machine's probe box, before grading: `isolation: fs=Landlock ABI 6" in isolation
     assert "| amp-bo\\|b | no Landlock on this kernel |" in isolation
     assert "Confined: 1 of 5 student(s); not confined: 1; a record that does not say (check by hand): 1; " \
            "no isolation record (no code ran, or an older grader): 2." in isolation

@@ -133,3 +133,24 @@ def test_a_class_that_passed_everything_has_nothing_to_group(tmp_path):
     rows = [row for row in class_report.load_rows(tmp_path, manifest) if row.student == "王小明"]
     assert diagnoses.group(rows) == []
     assert "every counted student passed every test" in diagnoses.wrong_html(rows, "en")
+
+
+def test_a_module_that_does_not_import_is_a_group_of_its_own(tmp_path):
+    """A syntax error inside update_scale is diagnosed at TODO 4 with whichever test met it
+    first; it is no mistake in the growth rule: its own group, saying why the module failed."""
+    growth = {"todo": 4, "test": "loss_scaler: 间隔 2 后增长", "message": class_folders.GROWTH_FEEDBACK}
+    broken = dict(growth, message="exercises/loss_scaler.py 无法导入：`SyntaxError: expected ':'`（第 92 行）",
+                  problem="import")
+    for student, diagnosis in (("甲", growth), ("乙", broken), ("丙", broken)):
+        class_folders.write_student(tmp_path, student, class_folders.tests(growth=False), {"loss_scaler": diagnosis})
+    rows = class_report.load_rows(tmp_path, {"students": {s: {"status": "ok"} for s in ("甲", "乙", "丙")}})
+    groups = diagnoses.group(rows)
+    assert [(g.module, g.todo, g.test, g.problem, len(g.students)) for g in groups] == [
+        ("loss_scaler", 4, "", "import", 2), ("loss_scaler", 4, "间隔 2 后增长", "", 1)]
+    assert "The whole module failed: the file does not import, so every test of it fails." in \
+        diagnoses.wrong_html(rows, "en")
+    assert "整个模块都失败了：文件无法导入，因此它的每个测试都失败。" in "\n".join(diagnoses.wrong_markdown(rows, "zh"))
+    from autograder.class_reports.html_student import student_view
+
+    view = student_view(1, rows[1], rows, [], "zh")   # 乙's own view says it too, not "shown by" a growth test
+    assert "先修正 <b>TODO 4</b> &mdash; 文件无法导入" in view and "由 <i>间隔 2 后增长</i> 显示" not in view

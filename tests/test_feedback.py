@@ -90,7 +90,9 @@ def test_a_broken_import_is_reported_once_with_its_line():
     assert "line 3: def update(self)" in first and first.splitlines()[2].rstrip().endswith("^")
     assert len(set(rest)) == 1 and "could not be used" in rest[0]
     assert diagnosis["loss_scaler"]["todo"] == 8 and "(line 3)" in diagnosis["loss_scaler"]["message"]
+    assert diagnosis["loss_scaler"]["problem"] == "import"    # the class report groups by it
     assert "importlib" not in "\n".join(r.output for r in results)
+    assert "problem" not in feedback.finish([failed("loss_scaler", 4, "growth")], "en")["loss_scaler"]
 
 
 def test_todo_at_line_prefers_the_enclosing_function():

@@ -336,7 +336,8 @@ def test_result_file_and_report_section(checked, tmp_path):
     assert "[side by side](similarity/amp_update-1.html#m1)" in section and "**yes (high)**" in section
     assert "all but dictate" in section and "held out of the calibration: highest" in section
     assert "`amp_update`: not compared (The chapter prints" in section
-    assert re.search(r"`loss_scaler` \(threshold 0\.\d\d\): \*\*alice / rita\*\* 1\.00 \(high\)", section)
+    # two students with one file matching the reference: one group, both named
+    assert re.search(r"`loss_scaler` \(threshold 0\.\d\d\): \*\*2 students: alice, rita\*\* 1\.00 \(high\)", section)
     assert "| frank |" in section
     assert not re.search(r"(?<!\\)<img", report) and "\n## Injected" not in report
 
@@ -364,7 +365,7 @@ def test_similarity_command(checked, tmp_path):
     assert "amp_update against the reference: not compared (the reference is public)" in done.stdout
     data = json.loads((out / "similarity" / "similarity.json").read_text(encoding="utf-8"))
     assert data["lang"] == "zh"      # what run.json recorded for the class page
-    assert "## Similarity" in (out / "report.md").read_text(encoding="utf-8")
+    assert "## 相似度" in (out / "report.md").read_text(encoding="utf-8")   # the class page's language
     bad = subprocess.run([sys.executable, "-m", "autograder", "similarity", str(tmp_path / "missing"), "-o",
                           str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert bad.returncode == 2

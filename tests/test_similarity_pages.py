@@ -214,6 +214,7 @@ def test_pages_fit_a_phone_and_a_laptop_in_chromium(pages):
             found = _panes(chromium, pages["folder"] / name, width)
             assert found["window"] == width, found
             assert found["wide"] == [] and found["scroll_width"] <= width, (name, width, found)
+            assert found["cramped"] == [], (name, width, found["cramped"])   # readable columns
             panes = found["panes"]
             if len(panes) == 2:
                 (left_a, top_a, width_a), (left_b, top_b, width_b) = panes

@@ -5,14 +5,16 @@ Each graded student's results carry, per module, the first thing to fix
 the student read; :mod:`autograder.judging.feedback`). Students with the same
 module, TODO and test made the same kind of mistake in one mechanism: one group,
 with how many students, the feedback each read (the same words for most), and
-who they are. The largest group first; only the students in the statistics
+who they are. A module that failed as a whole (it does not import, it is missing)
+groups by that reason instead: a syntax error is no mistake in the mechanism whose
+test happened to meet it first. The largest group first; only the students in the statistics
 (a student who never started would fill every group with "not written yet").
 """
 import collections
 import dataclasses
 
 from autograder import active_assignment
-from autograder.i18n import render
+from autograder.i18n import _, render
 from autograder.i18n import text as t
 from autograder.class_reports.class_report import module_columns, title_of
 from autograder.class_reports.vocabulary import listed
@@ -20,11 +22,19 @@ from autograder.reports.html_page import esc, esc_block
 from autograder.reports.safe_text import markdown_code, markdown_text
 
 
+# Why a whole module failed (autograder.judging.feedback's MODULE_ERRORS), as the groups say it.
+PROBLEMS = {"import": _("the file does not import, so every test of it fails"),
+            "missing": _("the file is missing or could not be read"),
+            "sandbox": _("no sandbox could be started for it (not the student's mistake)"),
+            "budget": _("it used up its time budget, so later tests were not run")}
+
+
 @dataclasses.dataclass
 class Group:
     module: str
     todo: object        # the TODO number (None: code the stub gives)
-    test: str           # the title of the test that shows the mistake (the mechanism)
+    test: str           # the title of the test that shows the mistake (the mechanism); "" for a problem
+    problem: str = ""   # a key of PROBLEMS: the whole module failed for that reason
     feedback: dict = dataclasses.field(default_factory=dict)   # message -> [(row index, student)]
 
     @property
@@ -50,12 +60,14 @@ def group(rows):
         for module, entry in diagnosis.items():
             if not isinstance(entry, dict):
                 continue
-            key = (str(module), _todo(entry.get("todo")), title_of(entry.get("test"), module))
+            problem = entry.get("problem") if entry.get("problem") in PROBLEMS else ""
+            key = (str(module), _todo(entry.get("todo")), "" if problem else title_of(entry.get("test"), module),
+                   problem)
             found = groups.setdefault(key, Group(*key))
             found.feedback.setdefault(str(entry.get("message") or ""), []).append((index, row.student))
     order = {module: place for place, module in enumerate(module_columns(rows))}
     return sorted(groups.values(), key=lambda g: (-len(g.students), order.get(g.module, len(order)),
-                                                  g.todo or 0, g.test))
+                                                  g.todo or 0, g.problem, g.test))
 
 
 def todo_name(module, todo, lang):
@@ -64,6 +76,14 @@ def todo_name(module, todo, lang):
         return t("code the template gives (no TODO)", lang)
     builds = active_assignment.current().todos.get(module, {}).get(todo)
     return t("TODO {todo}: {builds}", lang, todo=todo, builds=render(builds, lang)) if builds else f"TODO {todo}"
+
+
+def shown_by(found, lang, shown):
+    """The line under a group's heading: the test that shows the mistake, or why the whole
+    module failed. ``shown`` escapes a test's title for the page."""
+    if found.problem:
+        return t("The whole module failed: {problem}.", lang, problem=render(PROBLEMS[found.problem], lang))
+    return t("Shown by: {test}", lang, test=shown(found.test))
 
 
 def wrong_html(rows, lang, anchor=lambda index: f"student-{index}"):
@@ -79,7 +99,7 @@ def wrong_html(rows, lang, anchor=lambda index: f"student-{index}"):
         count = len(found.students)
         parts.append("<section class=\"wrong\"><h3>" + t("{n} student(s)", lang, n=count)
                      + f" &middot; <code>{esc(found.module, 60)}</code> &middot; {esc(todo_name(found.module, found.todo, lang), 300)}</h3>"
-                     + "<p>" + t("Shown by: {test}", lang, test=f"<i>{esc(found.test, 300)}</i>") + "</p>")
+                     + "<p>" + shown_by(found, lang, lambda test: f"<i>{esc(test, 300)}</i>") + "</p>")
         for message, members in found.most_read_first():
             links = listed([f'<a href="#{anchor(index)}">{esc(student, 200)}</a>' for index, student in members], lang)
             parts.append("<div class=\"feedback\"><p>" + t("Read by {n}: {students}", lang, n=len(members),
@@ -101,7 +121,7 @@ def wrong_markdown(rows, lang):
         how_many = t("{n} student(s)", lang, n=len(found.students))
         lines += [f"### {how_many} · {markdown_code(found.module)} · "
                   f"{markdown_text(todo_name(found.module, found.todo, lang), 300)}", "",
-                  t("Shown by: {test}", lang, test=markdown_text(found.test, 300)), ""]
+                  shown_by(found, lang, lambda test: markdown_text(test, 300)), ""]
         for message, members in found.most_read_first():
             names = listed([markdown_text(student, 200) for _, student in members], lang)
             read = t("Read by {n}: {students}", lang, n=len(members), students=names)
@@ -111,6 +131,6 @@ def wrong_markdown(rows, lang):
 
 
 def counts(rows):
-    """``{(module, todo, test): students}``: the groups' sizes (tests and tools)."""
-    return collections.OrderedDict(((g.module, g.todo, g.test), len(g.students)) for g in group(rows))
+    """``{(module, todo, test or problem): students}``: the groups' sizes (tests and tools)."""
+    return collections.OrderedDict(((g.module, g.todo, g.test or g.problem), len(g.students)) for g in group(rows))
 

@@ -14,6 +14,7 @@ from autograder import active_assignment
 from autograder.i18n import _, render
 from autograder.reports import isolation_view
 from autograder.class_reports.vocabulary import recognised
+from autograder.similarity.display import shown_score
 
 HIGH, MEDIUM, LOW, INFO = "high", "medium", "low", "info"
 SEVERITIES = (HIGH, MEDIUM, LOW, INFO)
@@ -126,7 +127,7 @@ def row_flags(row, partners=()):
                           _("Read the side-by-side page before acting: a score above the threshold is a reason "
                             "to look, never proof."),
                           _("{module}: {other} ({score})", module=str(partner.get("module")),
-                            other=str(partner.get("other")), score=f"{partner.get('score', 0):.2f}")))
+                            other=str(partner.get("other")), score=shown_score(partner.get("score", 0)))))
     return sorted(flags, key=lambda flag: flag.rank)
 
 

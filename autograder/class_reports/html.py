@@ -21,6 +21,7 @@ from autograder.class_reports.class_report import (optional_module, STATUS_ORDER
                                                    distribution, fmt_number, left_out, module_columns,
                                                    module_means, pass_rates, students, summary_stats, test_title)
 from autograder.reports.html_page import bar_chart, esc, page, severity_badge, table
+from autograder.similarity.display import members_text, row_members, shown_range, shown_score, stored_text
 
 # The class page's own pieces (the frame's style is autograder.reports.html_page's).
 STYLE = """
@@ -180,13 +181,13 @@ def _students(rows, partners, lang):
         flags = row_flags(row, mine)
         severity = worst(flags)
         cells = [f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>',
-                 esc(vocabulary.status(row.status, lang), 60), f"{fmt_number(row.total)}"]
+                 _word(vocabulary.status(row.status, lang)), f"{fmt_number(row.total)}"]
         cells += [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
         later = row.commit.get("later_commits")
         cells += [(severity_badge(severity, vocabulary.severity(severity, lang)), 4 - flags[0].rank if flags else 0),
                   str(len(flags)), _similar(mine, lang),
                   str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
-                  esc(vocabulary.confinement(isolation_view.status_word(row.isolation), lang), 30)]
+                  _word(vocabulary.confinement(isolation_view.status_word(row.isolation), lang))]
         body.append(cells)
     sortable = table(header, body, numeric=numeric, attrs=' id="students-table"', sortable=True)
     placeholder = t("filter: name, status, flag…", lang)
@@ -195,6 +196,11 @@ def _students(rows, partners, lang):
             + t("Click a column to sort; the name opens the student view.", lang) + "</p>"
             "<input id=\"filter\" class=\"hidden\" type=\"search\" "
             f"placeholder=\"{html.escape(placeholder)}\" aria-label=\"{html.escape(label)}\">" + sortable)
+
+
+def _word(text):
+    """A short word of ours (a status, how the code was confined), kept on one line."""
+    return f'<span class="word">{esc(text, 60)}</span>'
 
 
 def _similar(partners, lang):
@@ -208,9 +214,12 @@ def _similarity(similarity, lang):
     if not isinstance(similarity, dict):
         return parts[0] + "<p class=\"muted\">" + t('Not run for this output folder (a shard or a re-grade).', lang) + "</p>"
     if similarity.get("skipped"):
-        return parts[0] + "<p>" + t('Skipped: {reason}.', lang, reason=esc(similarity['skipped'], 400)) + "</p>"
-    parts.append("<p>" + t('A flagged pair is a reason to read the two files side by side, never proof.', lang) + " "
-                 "<a href=\"similarity/index.html\">" + t('Every pair above the threshold and the top pairs', lang) + "</a>.</p>")
+        return parts[0] + "<p>" + t('Skipped: {reason}.', lang, reason=esc(stored_text(similarity['skipped'], lang), 400)) \
+            + "</p>"
+    index = "<a href=\"similarity/index.html\">" + t('Every pair above the threshold and the top pairs', lang) + "</a>"
+    parts.append("<p>" + vocabulary.sentences([
+        t('A flagged pair is a reason to read the two files side by side, never proof.', lang),
+        vocabulary.sentence(index, lang)], lang) + "</p>")
     rows = []
     modules = similarity.get("modules") if isinstance(similarity.get("modules"), dict) else {}
     for module, data in modules.items():
@@ -218,35 +227,43 @@ def _similarity(similarity, lang):
             continue
         for pair in data.get("pairs", []):
             if isinstance(pair, dict) and pair.get("flagged") is True:
-                members = pair.get("members") or [pair.get("a"), pair.get("b")]
-                rows.append([f"<code>{esc(module, 40)}</code>", " / ".join(esc(m, 120) for m in members),
-                             f"{pair.get('score', 0):.2f}", similarity_link(pair.get("page"), lang)])
+                rows.append([f"<code>{esc(module, 40)}</code>", _who(pair, lang, pair.get("identical") is True),
+                             shown_range(pair), similarity_link(pair.get("page"), lang)])
         honest = data.get("calibration")
         if isinstance(honest, dict) and honest.get("pairs"):
-            parts.append(f"<p class=\"muted\"><code>{esc(module, 40)}</code>: " + t(
-                "threshold {threshold}; {reached} of {pairs} pairs of independent correct solutions reach it.", lang,
-                threshold=f"{data.get('threshold', 0):.2f}", reached=honest.get("reached", 0), pairs=honest["pairs"])
-                + "</p>")
-    references = similarity.get("solution_reference") if isinstance(similarity.get("solution_reference"), dict) else {}
-    for module, data in references.items():
-        for match in (data.get("matches", []) if isinstance(data, dict) else []) or []:
-            if isinstance(match, dict) and match.get("flagged") is True:
-                rows.append([f"<code>{esc(module, 40)}</code>", esc(match.get("student"), 120) + " / "
-                             + t("the reference solution", lang), f"{match.get('score', 0):.2f}",
-                             similarity_link(match.get("page"), lang)])
-    torch = similarity.get("torch_reference") if isinstance(similarity.get("torch_reference"), dict) else {}
-    for match in torch.get("matches", []) or []:
+            parts.append("<p class=\"muted\">" + t(
+                "{module}: threshold {threshold}; {reached} of {pairs} pairs of independent correct solutions reach "
+                "it.", lang, module=f"<code>{esc(module, 40)}</code>", threshold=shown_score(data.get("threshold")),
+                reached=esc(honest.get("reached", 0), 20), pairs=esc(honest["pairs"], 20)) + "</p>")
+    against = [(module, match, t("the reference solution", lang))
+               for module, data in _dict(similarity.get("solution_reference")).items()
+               for match in _dict(data).get("matches", []) or []]
+    torch = _dict(similarity.get("torch_reference"))
+    against += [(torch.get("label", "framework"), match, esc(str(torch.get("reference", "")).split(" (")[0], 80))
+                for match in torch.get("matches", []) or []]
+    for module, match, other in against:
         if isinstance(match, dict) and match.get("flagged") is True:
-            rows.append([esc(torch.get("label", "framework"), 40), esc(match.get("student"), 120) + " / "
-                         + esc(str(torch.get("reference", "")).split(" (")[0], 80), f"{match.get('score', 0):.2f}",
+            rows.append([f"<code>{esc(module, 40)}</code>", _who(match, lang, len(row_members(match)) > 1, other),
+                         shown_range(match),
                          similarity_link(match.get("page"), lang)])
-    parts.append(table([t("In", lang), t("Students", lang), t("Similarity score", lang), ""], rows, numeric=(2,)) if rows
-                 else "<p>" + t('No pair reaches its module threshold.', lang) + "</p>")
+    parts.append(table([t("In", lang), t("Students", lang), t("Similarity score", lang), ""], rows, numeric=(2,),
+                       attrs=' class="pairs"') if rows else "<p>" + t('No pair reaches its module threshold.', lang) + "</p>")
     return "\n".join(parts)
 
 
+def _dict(value):
+    return value if isinstance(value, dict) else {}
+
+
+def _who(row, lang, as_group, other=""):
+    """Everyone a flagged row is about: a pair, or a group with each of its students
+    (and ``other``, the file they match, when it is no student's)."""
+    who = members_text(row_members(row), lang, lambda member: esc(member, 120), as_group)
+    return f'<span class="who">{who}{" / " + other if other else ""}</span>'
+
+
 def render_html(rows, columns, manifest, similarity=None, lang="en"):
-    partners = partners_of(similarity)
+    partners = partners_of(similarity, lang)
     views = "\n".join(student_view(index, row, rows, partners.get(row.student, []), lang)
                       for index, row in enumerate(rows) if not row.folder_only)
     body = "\n".join([_header(rows, manifest, lang), _glance(rows, columns, lang), wrong_html(rows, lang),

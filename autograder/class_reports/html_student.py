@@ -12,10 +12,12 @@ from autograder.i18n import render
 from autograder.i18n import text as t
 from autograder.reports import isolation_view
 from autograder.class_reports import vocabulary
+from autograder.class_reports.diagnoses import PROBLEMS
 from autograder.class_reports.flags import detail_text, row_flags
 from autograder.judging.results import NO_COMMIT
 from autograder.class_reports.class_report import fmt_number, module_columns, module_of, title_of
 from autograder.reports.html_page import esc, esc_block, severity_badge, table
+from autograder.similarity.display import shown_score
 
 MAX_FAILED_SHOWN = 40
 
@@ -28,12 +30,13 @@ def similarity_link(page, lang="en"):
     from autograder.similarity.pairs import OUTPUT_FOLDER, PAGE_NAME
 
     if isinstance(page, str) and PAGE_NAME.fullmatch(page):
-        return f'<a href="{OUTPUT_FOLDER}/{html.escape(page)}#m1">' + t("side by side", lang) + '</a>'
+        return f'<a class="word" href="{OUTPUT_FOLDER}/{html.escape(page)}#m1">' + t("side by side", lang) + '</a>'
     return ""
 
 
-def partners_of(similarity):
-    """``{student: [{module, other, score, page}]}``: the flagged matches of each student."""
+def partners_of(similarity, lang="en"):
+    """``{student: [{module, other, score, page}]}``: the flagged matches of each student
+    (``other``: whom it matches, a group's other members listed in ``lang``)."""
     found = {}
     if not isinstance(similarity, dict):
         return found
@@ -45,7 +48,7 @@ def partners_of(similarity):
             members = pair.get("members") if isinstance(pair.get("members"), list) else [pair.get("a"), pair.get("b")]
             for me in members:
                 others = [m for m in members if m != me]
-                found.setdefault(me, []).append({"module": module, "other": ", ".join(map(str, others)),
+                found.setdefault(me, []).append({"module": module, "other": vocabulary.listed(map(str, others), lang),
                                                  "score": _score(pair.get("score")), "page": pair.get("page"),
                                                  "severity": pair.get("severity")})
     references = similarity.get("solution_reference") if isinstance(similarity.get("solution_reference"), dict) else {}
@@ -95,8 +98,13 @@ def _diagnosis(row, lang):
     for module, entry in diagnosis.items():
         if not isinstance(entry, dict):
             continue
-        what = t("fix {todo} first &mdash; shown by {test}", lang, todo=f"<b>TODO {esc(entry.get('todo'), 10)}</b>",
-                 test=f"<i>{esc(title_of(entry.get('test'), module), 300)}</i>")
+        todo = f"<b>TODO {esc(entry.get('todo'), 10)}</b>"
+        if entry.get("problem") in PROBLEMS:   # the whole module failed: no test shows a mechanism
+            what = t("fix {todo} first &mdash; {problem}", lang, todo=todo,
+                     problem=esc(render(PROBLEMS[entry["problem"]], lang), 300))
+        else:
+            what = t("fix {todo} first &mdash; shown by {test}", lang, todo=todo,
+                     test=f"<i>{esc(title_of(entry.get('test'), module), 300)}</i>")
         items.append("<li>" + t("{name}: {value}", lang, name=f"<code>{esc(module, 60)}</code>", value=what)
                      + f"<pre>{esc_block(entry.get('message'), 3000, 30)}</pre></li>")
     return "<h4>" + t('Diagnosis', lang) + f"</h4><ul>{''.join(items)}</ul>" if items else ""
@@ -174,7 +182,7 @@ def _partners(partners, lang):
     if not partners:
         return t("no flagged pair", lang)
     return vocabulary.clauses([t("{module} with {other} ({score})", lang, module=esc(p["module"], 40),
-                                 other=esc(p["other"], 200), score=f"{p['score']:.2f}")
+                                 other=esc(p["other"], 200), score=shown_score(p["score"]))
                                + " " + similarity_link(p.get("page"), lang) for p in partners], lang)
 
 

@@ -193,7 +193,7 @@ def render_markdown(rows, columns, manifest, charts, similarity=None, lang="en",
     lines += wrong_markdown(rows, lang)
     lines += _pass_rates(rows, columns, charts, lang)
     lines += _flags(rows, lang)
-    lines += similarity_markdown.section(similarity)
+    lines += similarity_markdown.section(similarity, lang)
     lines += isolation(rows, manifest, lang)
     lines += protection(rows, lang)
     lines += lab(rows, lang)

@@ -8,7 +8,7 @@ from autograder.judging.results import NO_COMMIT
 from autograder.reports import isolation_view
 from autograder.class_reports import vocabulary
 from autograder.class_reports.class_report import commit_cells, students
-from autograder.reports.safe_text import markdown_code, markdown_text
+from autograder.reports.safe_text import markdown_code, markdown_record, markdown_text
 
 MAX_PLAUSIBILITY_NOTES = 5
 
@@ -28,7 +28,8 @@ def isolation(rows, manifest, lang):
     lines = ["## " + t("Isolation of the students' code", lang), ""]
     probe = isolation_view.one_line(manifest.get("isolation"))
     if probe:
-        lines += [t("This machine's probe box, before grading: {probe}.", lang, probe=cell(probe, 800)), ""]
+        # the sandbox's own record, as it wrote it (its words are English in every report)
+        lines += [t("This machine's probe box, before grading: {probe}.", lang, probe=markdown_record(probe, 800)), ""]
     unconfined = [row for row in rows if isolation_view.unconfined(row.isolation)]
     known = [row for row in rows if row.isolation]
     if unconfined:
@@ -71,7 +72,7 @@ def protection(rows, lang):
     for row in students(rows):
         word = vocabulary.confinement(isolation_view.status_word(row.isolation), lang)
         word = f"**{word}**" if isolation_view.unconfined(row.isolation) else word
-        lines.append(f"| {cell(row.student)} | {word} | {cell(_uid(row.isolation), 120)} | {len(row.flags)} "
+        lines.append(f"| {cell(row.student)} | {word} | {cell(vocabulary.uid(_uid(row.isolation), lang), 120)} | {len(row.flags)} "
                      f"| {_credit(row.lab.get('earns_credit'), lang)} | {graded_what(row, lang)} |")
     return lines + [""]
 

@@ -4,9 +4,9 @@ reasons the batch gives for a folder it could not grade.
 
 run.json and scores.csv keep the English words (data a script reads); report.md
 and report.html show the same words translated, so all four name a student's
-status from one vocabulary. The batch writes its reasons as English sentences;
-the known ones are recognised here by their shape and translated (an unknown
-one is shown as it is, like an unknown flag).
+status from one vocabulary. The batch writes its reasons as English sentences
+(and the sandbox its uid fact); the known ones are recognised here by their shape
+and translated (an unknown one is shown as it is, like an unknown flag).
 """
 import re
 
@@ -82,6 +82,16 @@ _REASONS = (
     (r"not a git repository: graded as it is; no deadline could be checked",
      _("not a git repository: graded as it is; no deadline could be checked")),
 )
+
+
+# The sandbox's words for the uid student code ran as (autograder/sandbox/confine/confinement.py).
+_UIDS = ((r"uid (?P<uid>\d+) of its own", _("a uid of its own ({uid})")),
+         (r"the grading user's uid (?P<uid>\d+)", _("the grading user's uid {uid}")))
+
+
+def uid(text, lang):
+    """The uid fact of an isolation record in ``lang`` (as it is in English, or when unknown)."""
+    return str(text) if lang == "en" or not text else recognised(str(text), _UIDS, lang)
 
 
 def recognised(text, table, lang):

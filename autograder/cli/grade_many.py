@@ -190,7 +190,7 @@ def _grade_many(args):
         manifest["deadline"] = dict(spec.describe(), also_latest=bool(args.also_latest))
     elif not keep:
         manifest.pop("deadline", None)
-    print(f"grade-many: {len(chosen)} of {len(students)} student folder(s) in {root}"
+    print(f"grade-many: {len(chosen)} of {len(students)} folder(s) in {root}"
           + (f", shard {shard[0]}/{shard[1]}" if shard else "") + f"; seed {seed}"
           + (f"; deadline {manifest['deadline']['deadline']} ({spec.source})" if spec else ""), file=sys.stderr)
     started = time.monotonic()
@@ -233,8 +233,9 @@ def _grade_many(args):
     counts = collections.Counter(entries[s]["status"] for s in chosen)
     problems = ", ".join(f"{counts[s]} {s}" for s in CLASS_STATUSES[1:] if counts[s])
     per = wall / len(chosen) if chosen else 0.0
-    print(f"grade-many: graded {len(chosen)} student(s) in {wall:.1f} s ({per:.2f} s each)"
-          + (f"; {problems}" if problems else ""), file=sys.stderr)
+    # a notes/ folder or a repository without commits is no student: say who had work of their own
+    print(f"grade-many: {len(chosen)} folder(s) in {wall:.1f} s ({per:.2f} s each): {counts[CLASS_STATUSES[0]]} "
+          "graded with work of their own" + (f"; {problems}" if problems else ""), file=sys.stderr)
     for path in outputs:
         print(f"wrote {path}")
     return 130 if interrupted else 0

@@ -147,7 +147,8 @@ def _module_problem(failed):
 
 def finish(results, lang="en", display_dir="exercises", sources=None):
     """Render every result's name and output in ``lang`` and return
-    ``module -> {"todo", "test", "message"}`` for each module that lost points.
+    ``module -> {"todo", "test", "message"}`` for each module that lost points (and
+    ``"problem"``, one of MODULE_ERRORS, where the whole module failed for that reason).
     The order of ``results`` is kept (class reports line students up by it);
     the terminal lists each module's diagnosed test first."""
     sources = sources or {}
@@ -209,7 +210,8 @@ def _compose_module_problem(problem, failed, module, file_label, source, lang):
                                      file=file_label, module=module), lang)
             result.blamed = todo
     message = lines[0] + (render(_(" (line {line})", line=error.line), lang) if error.line else "")
-    return {"todo": todo, "test": problem.name, "message": message}
+    # "problem": the whole module failed for one reason (the class report groups by it, not by the test)
+    return {"todo": todo, "test": problem.name, "message": message, "problem": error.kind}
 
 
 def _compose_failures(failed, module, file_label, lang):

@@ -48,10 +48,14 @@ def _diagnosis(value):
     """extra_data.diagnosis read back: only well-formed entries."""
     if not isinstance(value, dict):
         return {}
-    return {str(module): {"todo": entry["todo"], "test": str(entry.get("test", "")),
-                          "message": str(entry.get("message", ""))}
-            for module, entry in value.items()
-            if isinstance(entry, dict) and isinstance(entry.get("todo"), int)}
+    found = {}
+    for module, entry in value.items():
+        if isinstance(entry, dict) and isinstance(entry.get("todo"), int):
+            found[str(module)] = {"todo": entry["todo"], "test": str(entry.get("test", "")),
+                                  "message": str(entry.get("message", ""))}
+            if isinstance(entry.get("problem"), str):
+                found[str(module)]["problem"] = entry["problem"][:20]
+    return found
 
 
 def _not_run(value):

@@ -30,7 +30,11 @@ table { border-collapse: collapse; margin: .5em 0; max-width: 100%; }
 td, th { border: 1px solid var(--line); padding: .25em .5em; text-align: left; vertical-align: top;
          overflow-wrap: break-word; }
 #students-table td:first-child { min-width: 7em; } #students-table th code { font-size: 12px; overflow-wrap: anywhere; }
-th { background: #f1f3f4; } td.num, th.num { text-align: right; } td.num { white-space: nowrap; }
+th { background: #f1f3f4; } td.num, th.num { text-align: right; }
+/* A heading, a number, a link or a status word is read whole: never one character a line. */
+th, td.num, .word { white-space: nowrap; }
+/* Who a row is about: wide enough for a name or two a line. */
+.who { display: inline-block; min-width: 10em; overflow-wrap: anywhere; }
 /* A table wider than the window scrolls inside its own box, never the page. */
 .scroll { overflow-x: auto; max-width: 100%; }
 pre { background: #f6f8fa; padding: .5em .7em; white-space: pre-wrap; overflow-wrap: anywhere;

@@ -133,6 +133,13 @@ def markdown_code(text, limit=200):
     return markdown_text(text, limit) or "–"
 
 
+def markdown_record(text, limit=DEFAULT_LIMIT):
+    """A machine's record (not prose) verbatim as one inline code span: one line, and
+    a backtick in it shown as ``'`` so that nothing ends the span early."""
+    text = visible(as_text(text).strip(), limit).replace("`", "'")
+    return f"`{text}`" if text else "–"
+
+
 # -- HTML and CSV --------------------------------------------------------------------------------
 def html_text(text, limit=DEFAULT_LIMIT):
     return html.escape(visible(text, limit), quote=True)

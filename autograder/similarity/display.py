@@ -1,7 +1,9 @@
 """What every page and report of the similarity check shows alike: where the pages
-are, which file names are ours, how a score is written."""
+are, which file names are ours, how a score and a row's students are written."""
 import math
 import re
+
+from autograder.i18n import catalog, joining, text as t
 
 OUTPUT_FOLDER = "similarity"
 RESULT_NAME = "similarity.json"
@@ -14,3 +16,36 @@ def shown_score(value):
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         return "?"
     return f"{math.floor(round(value * 100, 6)) / 100:.2f}"
+
+
+def shown_range(row):
+    """A row's score; a group's as ``lowest–highest`` of its flagged pairs where they differ."""
+    low = row.get("score_min")
+    if isinstance(low, (int, float)) and shown_score(low) != shown_score(row.get("score")):
+        return f"{shown_score(low)}–{shown_score(row.get('score'))}"
+    return shown_score(row.get("score"))
+
+
+def row_members(row):
+    """The students of a result row: a pair's or group's ``members``, else ``a``/``b`` or ``student``."""
+    if isinstance(row.get("members"), list) and row["members"]:
+        return row["members"]
+    return [row.get("a"), row.get("b")] if "a" in row else [row.get("student")]
+
+
+def members_text(members, lang, escape, as_group=False):
+    """Who a row is about, in ``lang``: ``a / b`` for a pair, ``3 students: a, b, c`` for a
+    group (``as_group``: also when it has two, such as two students with one file).
+    ``escape`` makes each name safe for the page (HTML or Markdown)."""
+    names = [escape(member) or "–" for member in members]
+    if as_group or len(names) > 2:
+        return t("{count} students: {names}", lang, count=len(names), names=joining.listed(names, lang))
+    return " / ".join(names)
+
+
+def stored_text(value, lang):
+    """A text the check stored in English in its result (a module's why, a public
+    reference's note, why it was skipped), in ``lang``: looked up, never formatted, so
+    that a brace in it cannot break a page."""
+    value = "" if value is None else str(value)
+    return catalog(lang).get(value) or value

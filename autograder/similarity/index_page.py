@@ -10,7 +10,7 @@ scroll inside their own box; student names are escaped.
 from autograder.i18n import text as t
 from autograder.reports.html_page import esc, table
 from autograder.similarity import side_by_side
-from autograder.similarity.display import shown_score
+from autograder.similarity.display import members_text, row_members, shown_range, shown_score, stored_text
 from autograder.similarity.side_by_side import sentences
 
 
@@ -51,10 +51,10 @@ def _module(module, data, lang):
                          authors=esc(calibration.get("authors")), honest=shown_score(calibration.get("max_score")),
                          held_out_pairs=esc(calibration.get("held_out_pairs")),
                          held_out=shown_score(calibration.get("held_out_max_score")))
-    rows = [[str(rank), _students(row, lang), _score(row), esc(row.get("overlap")), _flag(row, data, lang),
+    rows = [[str(rank), _students(row, lang), shown_range(row), esc(row.get("overlap")), _flag(row, data, lang),
              side_by_side.link(row.get("page"), lang)] for rank, row in enumerate(data.get("pairs") or [], 1)]
     return [f"<h2>{esc(module)}.py</h2>",
-            "<p>" + sentences(lang, _threshold(data, lang), honest, esc(t(data.get("why", ""), lang), 1000)) + "</p>",
+            "<p>" + sentences(lang, _threshold(data, lang), honest, esc(stored_text(data.get("why"), lang), 1000)) + "</p>",
             _table(rows, lang) if rows else "<p>" + t("No two files share any code beyond what is left out.", lang)
             + "</p>"]
 
@@ -65,18 +65,11 @@ def _table(rows, lang, ranked=True):
     return table(header, rows, numeric=(0, 2, 3) if ranked else (1, 2))
 
 
-def _students(row, lang):
-    members = [member for member in row.get("members") or [row.get("a"), row.get("b")]]
-    if len(members) > 2 or row.get("identical"):
-        return t("{count} students: {names}", lang, count=len(members), names=side_by_side.names(members, lang))
-    return " / ".join(esc(member, 200) for member in members)
-
-
-def _score(row):
-    low = row.get("score_min")
-    if isinstance(low, (int, float)) and shown_score(low) != shown_score(row.get("score")):
-        return f"{shown_score(low)}–{shown_score(row.get('score'))}"
-    return shown_score(row.get("score"))
+def _students(row, lang, as_group=None):
+    """A pair, or a group with everyone in it (students with one file count as a group)."""
+    group = row.get("identical") is True if as_group is None else as_group
+    return '<span class="who">' + members_text(row_members(row), lang, lambda member: esc(member, 200), group) \
+        + "</span>"
 
 
 def _flag(row, data, lang):
@@ -92,7 +85,7 @@ def _flag(row, data, lang):
 
 
 def _matches(data, lang):
-    rows = [[_students({"members": row.get("members") or [row.get("student")]}, lang), _score(row),
+    rows = [[_students(row, lang, as_group=len(row_members(row)) > 1), shown_range(row),
              esc(row.get("overlap")), _flag(row, data, lang), side_by_side.link(row.get("page"), lang)]
             for row in data.get("matches") or []]
     return _table(rows, lang, ranked=False) if rows else "<p>" + t("No file shares any code with it beyond what is left "
@@ -102,7 +95,7 @@ def _matches(data, lang):
 def _reference(module, data, lang):
     parts = ["<h2>" + t("{module}.py against the reference solution", lang, module=esc(module)) + "</h2>"]
     if data.get("public"):
-        return parts + ["<p>" + sentences(lang, esc(t(data["public"], lang), 1000),
+        return parts + ["<p>" + sentences(lang, esc(stored_text(data["public"], lang), 1000),
                                           t("Not compared: a public reference is no evidence.", lang)) + "</p>"]
     if data.get("skipped"):
         return parts + ["<p>" + t("This grader has no reference solution of this module: not compared.", lang)
@@ -114,7 +107,7 @@ def _reference(module, data, lang):
                          "the calibration: at most {held_out}.", lang,
                          honest=shown_score(calibration.get("reference_max_score")),
                          held_out=shown_score(calibration.get("reference_held_out_max_score")))
-    return parts + ["<p>" + sentences(lang, _threshold(data, lang), honest, esc(t(data.get("why", ""), lang), 1000))
+    return parts + ["<p>" + sentences(lang, _threshold(data, lang), honest, esc(stored_text(data.get("why"), lang), 1000))
                     + "</p>", _matches(data, lang)]
 
 
@@ -125,5 +118,5 @@ def _framework(data, lang):
     if data.get("skipped"):
         return parts + ["<p>" + t("Not compared: {label}'s file is not installed here.", lang, label=esc(label))
                         + "</p>"]
-    return parts + ["<p>" + sentences(lang, _threshold(data, lang), esc(t(data.get("why", ""), lang), 1000))
+    return parts + ["<p>" + sentences(lang, _threshold(data, lang), esc(stored_text(data.get("why"), lang), 1000))
                     + "</p>", _matches(data, lang)]

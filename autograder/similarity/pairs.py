@@ -47,6 +47,8 @@ TOP_PAIRS = 10
 DEFAULT_THRESHOLD, DEFAULT_MIN_OVERLAP = 0.60, 100
 UNCALIBRATED = _("No calibration for this module (run tools/calibrate_similarity.py): a cautious default "
                  "threshold.")
+NOT_INSTALLED = _("copydetect is not installed (pip install -r requirements-dev.txt): the similarity check was "
+                  "skipped")
 REFERENCE_WHY = _("Each student's file against the course's reference solution, with the same code left out as "
                   "between students and a threshold calibrated the same way: a copy of the reference, disguised or "
                   "not, ranks with a copy of a classmate.")
@@ -195,8 +197,7 @@ def run(submissions, output_dir, template_dir=TEMPLATE_DIR, top=TOP_PAIRS, torch
     version = copydetect_version()
     result = {"version": 2, "students": len(submissions), "k": K, "top": top, "lang": lang}
     if version is None:
-        result["skipped"] = ("copydetect is not installed (pip install -r requirements-dev.txt): "
-                             "the similarity check was skipped")
+        result["skipped"] = _english(NOT_INSTALLED)
         _write_json(folder, result)
         return result
     result["tool"] = f"copydetect {version}"

@@ -158,7 +158,7 @@ def page(title, body, lang):
 def link(name, lang):
     """A link to one of our pages at its first match ('' for a name that is not ours)."""
     if isinstance(name, str) and PAGE_NAME.fullmatch(name):
-        return f'<a href="{html.escape(name)}#{FIRST_MATCH}">' + t("side by side", lang) + "</a>"
+        return f'<a class="word" href="{html.escape(name)}#{FIRST_MATCH}">' + t("side by side", lang) + "</a>"
     return ""
 
 
@@ -173,7 +173,7 @@ def sentences(lang, *parts):
 
 def names(members, lang):
     """Student names as one escaped list in ``lang`` (Chinese lists with 、)."""
-    return t(", ", lang).join(html_text(member, 200) for member in members)
+    return joining.listed([html_text(member, 200) for member in members], lang)
 
 
 class PageWriter:
