@@ -170,7 +170,7 @@ def test_a_full_disk_costs_only_rows_and_the_report_is_written(tmp_path):
         deadline = time.monotonic() + 60
         while not (out / ".grade-many-reserve").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        with open(filler, "wb") as handle:
+        with open(filler, "wb", buffering=0) as handle:  # nothing left to flush on close
             try:
                 while True:
                     handle.write(b"x" * 2**16)

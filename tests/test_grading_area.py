@@ -149,3 +149,28 @@ def test_watch_ended_by_sigterm_mid_grade_stops_its_judge_and_leaves_no_working_
     assert code == 0 and "Stopped watching." in output, output[-2000:]
     assert not left, f"still running: {left}"
     assert not copies, copies
+
+
+def test_a_run_folder_still_filling_while_it_is_removed_is_removed_all_the_same(tmp_path, monkeypatch,
+                                                                                  no_run_folder):
+    """A judge killed outright leaves its boxes a moment to die: files they add after
+    the first removal are removed too."""
+    import threading
+
+    monkeypatch.setenv(grading_area.RUN_FOLDER_ENV, str(tmp_path))
+    folder = grading_area.run_folder()
+    stop = time.monotonic() + 0.3
+
+    def late_writer():
+        while time.monotonic() < stop:
+            with contextlib.suppress(OSError):
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(os.path.join(folder.name, "amp-grade-late"))  # never the folder itself
+                pathlib.Path(folder.name, "amp-grade-late", "f").write_bytes(b"x")
+            time.sleep(0)
+
+    writer = threading.Thread(target=late_writer)
+    writer.start()
+    folder.cleanup()
+    writer.join()
+    assert list(tmp_path.iterdir()) == []

@@ -21,8 +21,10 @@ Dependency-free on purpose: the command-line process never imports the judge.
 """
 import contextlib
 import os
+import shutil
 import sys
 import tempfile
+import time
 
 RUN_FOLDER_ENV = "AUTOGRADER_AREAS"
 _chosen = None  # this process's run folder (areas_of_this_run)
@@ -53,9 +55,25 @@ def run_folder():
     ended), inside :func:`area_parent`. Traversable by all (0711), like each
     area inside it, so a box's own uid reaches its folder; listable by its
     owner only."""
-    folder = tempfile.TemporaryDirectory(prefix="amp-areas-", dir=area_parent(), ignore_cleanup_errors=True)
+    folder = _RunFolder(prefix="amp-areas-", dir=area_parent(), ignore_cleanup_errors=True)
     os.chmod(folder.name, 0o711)
     return folder
+
+
+class _RunFolder(tempfile.TemporaryDirectory):
+    """Removed again while anything is left: a judge killed outright leaves its
+    zygote and boxes to die on their own a moment later, and meanwhile they may
+    still add files to the areas the first removal was emptying."""
+
+    RETRY_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
+
+    def cleanup(self):
+        super().cleanup()
+        for delay in self.RETRY_S:
+            if not os.path.lexists(self.name):
+                return
+            time.sleep(delay)
+            shutil.rmtree(self.name, ignore_errors=True)
 
 
 def judge_environment(env, folder):

@@ -9,7 +9,6 @@ namespace): the combined report then names it in ``missing_layers``, and every
 summary of it says so, never a bare "confined".
 """
 from autograder import active_assignment
-from autograder.sandbox.client import box_config
 
 KEYS = ("root", "fs", "syscalls", "network", "signals", "process_namespace", "uid", "scratch", "memory", "cpu")
 MAX_PROBLEMS = 12
@@ -86,6 +85,9 @@ class _Probe:
         from autograder.intake import submission
         from autograder.sandbox import boxes as box_factories, uids
         from autograder.sandbox.confine import platforms
+        # Here, not at the top: the reports read this module's layer names and
+        # the client imports torch, which a class report must not load.
+        from autograder.sandbox.client import box_config
 
         self._area = self._box = self._report = self._error = None
         self._boxes = boxes
