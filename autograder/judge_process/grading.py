@@ -15,9 +15,10 @@ and hands it to the caller's ``on_wait``, which shows it once a test has run for
 """
 import os
 
+from autograder.i18n import text as t
 from autograder.judge_process import launcher
 from autograder.judge_process.launcher import GradingFailed, Progress  # noqa: F401  (their home before)
-from autograder.judging.results import GradeReport
+from autograder.judging.results import GradeReport, TestResult
 
 
 def grade_job(submission, seed, include_hidden, flags, lang="en", modules=None, display_dir=None):
@@ -41,6 +42,19 @@ def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", m
     ``on_wait(progress)`` is called every few hundredths of a second while B grades."""
     job = grade_job(submission, seed, include_hidden, flags, lang, modules, display_dir)
     return report_from(launcher.run_once(f"{__name__}:serve", job, "amp-grading-", on_wait=on_wait))
+
+
+def crash_report(submission, seed, message, lang="en"):
+    """The report of a grade the grader could not finish (``message`` says why): one
+    failed test, no points, and what to do next (inside GitHub Actions: push again)."""
+    advice = (t("Your work is not lost: push again or ask the course staff.", lang)
+              if os.environ.get("GITHUB_ACTIONS") == "true"
+              else t("Your work is not lost: fix what the message says and grade again, or ask the course "
+                     "staff.", lang))
+    test = TestResult(name=t("grader: could not grade", lang), module="grader", max_score=0.0, score=0.0,
+                      passed=False, visibility="visible",
+                      output=t("The grader stopped before grading ({problem}).", lang, problem=message) + " " + advice)
+    return GradeReport(tests=[test], seed=seed or 0, submission=str(submission), lang=lang)
 
 
 def grade(job, boxes):

@@ -15,6 +15,9 @@ B's grade unwinds at its next test or within a quarter of a second of the call
 it waits for (:func:`autograder.sandbox.call_clock.cancel_when`), closes its
 boxes and answers ``{"cancelled": true}``; B then serves the next job.
 
+:func:`watch` is A's session: grade, show, wait for a save, grade again; a
+save while a grade runs cancels it and grades the new file.
+
 B ends when its standard input closes, on Ctrl-C, on SIGTERM (A's SIGTERM or
 SIGHUP, passed on) or when A dies; its zygote runs in a session of its own and
 ends when B's channel to it closes.
@@ -26,6 +29,7 @@ import sys
 import time
 import traceback
 
+from autograder.i18n import text as t
 from autograder.judge_process import grading, launcher
 from autograder.judge_process.launcher import GradingFailed, Progress
 
@@ -85,6 +89,70 @@ class WatchJudge:
         worked in; never leaves it running. B between grades ends when its input
         closes; in the middle of one it is stopped as on Ctrl-C."""
         self._judge.close(timeout)
+
+
+def watch(saves, submission, seed, show, include_hidden=True, modules=None, lang="en", display=None,
+          results="results.json", width=80):
+    """(A) Grade ``submission`` with ``seed``, then again each time ``saves`` (a
+    :class:`~autograder.judge_process.saved_files.FolderWatch`) sees a module saved,
+    until Ctrl-C, SIGTERM or SIGHUP. ``show(report, status)`` writes and shows each
+    finished grade with its status lines (what was saved, what changed, in ``width``
+    cells). A save while a grade runs cancels it; a judge that died is replaced."""
+    from autograder.intake.integrity import submission_tamper_flags
+    from autograder.judge_process.running_test import RunningTest
+    from autograder.reports.terminal import change_lines
+
+    try:
+        judge = WatchJudge()
+    except KeyboardInterrupt:
+        return
+    running = RunningTest(lang)
+    previous, saved, started, pending = None, [], time.monotonic(), []
+
+    def on_wait(progress):
+        running(progress)
+        names = saves.changed()
+        pending.extend(name for name in names if name not in pending)
+        return bool(pending)
+
+    try:
+        while True:
+            failure = None
+            try:
+                report = judge.grade(submission, seed=seed, include_hidden=include_hidden,
+                                     flags=submission_tamper_flags(submission), lang=lang, modules=modules,
+                                     display_dir=display, on_wait=on_wait)
+            except GradingFailed as exc:
+                report, failure = grading.crash_report(display, seed, str(exc), lang), exc
+            running.clear()
+            if report is None:  # a newer save: grade that instead
+                saved = sorted(set(saved) | set(pending))
+                pending.clear()
+                started = time.monotonic()
+                running.say(t("Saved {files} again: grading the new version.", lang, files=", ".join(saved)))
+                continue
+            status = []
+            if saved:
+                seconds = "%.2f" % (time.monotonic() - started)
+                status.append(t("Saved {files}: graded again in {seconds} s.", lang, files=", ".join(saved),
+                                seconds=seconds))
+            if failure is None:
+                status += change_lines(previous, report, lang, width)
+                previous = report
+            elif judge.process.poll() is not None:  # the judge itself died: start another
+                judge.close()
+                judge = WatchJudge()
+            status.append(t("Watching {folder} (seed {seed}, results in {results}): save a module to grade "
+                            "again, Ctrl-C to stop.", lang, folder=display, seed=seed, results=results))
+            show(report, status)
+            saved = list(pending) or saves.wait()
+            pending.clear()
+            started = time.monotonic()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        running.clear()
+        judge.close()
 
 
 def _serve(jobs, boxes):

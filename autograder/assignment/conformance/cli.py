@@ -17,7 +17,7 @@ REPOSITORY_ROOT = locations.REPO_ROOT
 
 
 def add_parser(subparsers):
-    from autograder.cli.argparse_text import help_language
+    from autograder.i18n import help_language
 
     lang = help_language(str(REPOSITORY_ROOT))
     parser = subparsers.add_parser(
@@ -100,7 +100,8 @@ def render(verdicts, lang, width=None):
 
 
 def run(args):
-    from autograder.cli.grade import default_submission, print_report, usage_problem, warn
+    from autograder.judge_process.preflight import default_submission, usage_problem
+    from autograder.reports.safe_text import print_report, warn
 
     lang = resolve_language(args.lang, root=str(REPOSITORY_ROOT))
     set_language(lang)
