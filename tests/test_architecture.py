@@ -141,3 +141,22 @@ def test_the_staff_docs_name_only_paths_that_exist():
     missing = sorted(f"{doc}: {path}" for doc, path in named
                      if path not in TEMPLATE_ONLY and not (ROOT / path).exists())
     assert not missing, "staff docs name paths that do not exist:\n" + "\n".join(missing)
+
+
+# The one module of the command line the others import: the options they share.
+CLI_SHARED = "autograder.cli.common"
+
+
+def test_command_line_modules_import_no_other_but_the_shared_options():
+    """A command's module parses its arguments and gives the exit code; what two
+    commands share lives in the rooms below (or, for argparse options, in CLI_SHARED)."""
+    crossing = sorted(f"{module} -> {target}" for module, targets in imports().items() for target in targets
+                      if module.startswith("autograder.cli.") and target.startswith("autograder.cli.")
+                      and target != CLI_SHARED)
+    assert not crossing, "command-line modules that import another:\n" + "\n".join(crossing)
+
+
+def test_only_the_command_line_imports_the_command_line():
+    users = sorted(f"{module} -> {target}" for module, targets in imports().items() for target in targets
+                   if target.startswith("autograder.cli") and not module.startswith("autograder.cli"))
+    assert not users, "modules outside the command line that import it:\n" + "\n".join(users)

@@ -51,3 +51,21 @@ def add_export_lang(parser):
                         help="language of the students' feedback (default: [tool.autograder] lang in this "
                              f"repository's pyproject.toml, else the students' language, "
                              f"{runtime.course_language()!r} here)")
+
+
+def add_report_lang(parser):
+    """--report-lang of the class commands."""
+    parser.add_argument("--report-lang", choices=LANGUAGES, default=None,
+                        help="language of the TA's class page report.html (default: English, or what run.json "
+                             "recorded)")
+
+
+def add_deadline_arguments(parser):
+    """--deadline, --deadline-source, --pushes (grade-many and similarity)."""
+    parser.add_argument("--deadline", default=None, metavar="ISO",
+                        help="grade each repository's last commit at or before this time on its default "
+                             "branch, e.g. 2026-12-15T23:59+08:00 (a time zone is required)")
+    parser.add_argument("--deadline-source", choices=("committed", "pushed"), default="committed",
+                        help="committed: the commit's committer time (default); pushed: push times from --pushes")
+    parser.add_argument("--pushes", default=None, metavar="FILE",
+                        help="with --deadline-source pushed: JSON push record (docs/ta-guide.md)")
