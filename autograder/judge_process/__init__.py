@@ -3,5 +3,5 @@
 session (it notices saved files), the interrupts that end them, the running
 test's line while A waits, and what a command checks before it grades.
 
-Imports judging, sandbox and reports; imported by batch and the cli.
+Imports judging, sandbox and reports; imported by authoring, batch and the cli.
 """

@@ -17,10 +17,8 @@ import torch
 
 from autograder.assignment import scenarios
 from autograder.assignment.hidden import oracle_train_step
-from autograder.i18n import _
-from autograder.judging import reference_cache
-from autograder.judging.judge import (Mistake, StudentCodeFailed, expect, known_ratio, numbers_message,
-                                      raised_instead, raised_is)
+from autograder.authoring import (_, reference_cache, Mistake, StudentCodeFailed, expect, known_ratio,
+                                  numbers_message, raised_instead, raised_is)
 from autograder.assignment.checks.amp_training_step_crashes import FILE, run_student
 
 REPORT_KEYS = {"stepped", "reason", "grad_norm", "scale_before", "scale_after", "num_microbatches"}

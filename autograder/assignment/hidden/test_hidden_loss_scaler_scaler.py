@@ -35,9 +35,8 @@ from autograder.assignment.hidden.loss_scaler_checks import (
     stop_mistake,
     tracker_mistake,
 )
-from autograder.i18n import _
-from autograder.judging.judge import (expect, expect_relative_error, numbers_message, raised_instead,
-                                      raised_is, value_of)
+from autograder.authoring import (_, expect, expect_relative_error, numbers_message, raised_instead,
+                                  raised_is, value_of)
 
 pytestmark = [pytest.mark.module("loss_scaler"), pytest.mark.visibility("hidden")]
 

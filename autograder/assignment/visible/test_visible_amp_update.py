@@ -10,8 +10,7 @@ import torch
 
 from autograder.assignment.checks.amp_update_checks import (blaming_upstream, expect_tensor_values,
                                                             kind_of, scale_factors)
-from autograder.i18n import _
-from autograder.judging.judge import Mistake, expect, expect_close, expect_tensor, numbers_message, value_of
+from autograder.authoring import _, Mistake, expect, expect_close, expect_tensor, numbers_message, value_of
 
 pytestmark = [pytest.mark.module("amp_update"), pytest.mark.visibility("visible")]
 FILE = "amp_update.py"

@@ -5,8 +5,7 @@ import pytest
 import torch
 
 from autograder.assignment.checks import references
-from autograder.i18n import _
-from autograder.judging.judge import describe_raised, expect, expect_relative_error, value_of
+from autograder.authoring import _, describe_raised, expect, expect_relative_error, value_of
 from autograder.assignment.checks.loss_scaler_probe import step_skips_its_own_unscale
 
 pytestmark = [pytest.mark.module("loss_scaler"), pytest.mark.visibility("visible")]
