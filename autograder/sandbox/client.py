@@ -13,7 +13,6 @@ size bound, and decoded with bounds on depth and size
 (:mod:`autograder.sandbox.wire`); anything malformed is the student's call's
 protocol error, never the grader's.
 """
-import os
 import secrets
 import select
 import socket
