@@ -9,18 +9,18 @@ import time
 import pytest
 
 from autograder.sandbox import isolation, uids
-from autograder.sandbox.confine.confinement import _carve
+from autograder.sandbox.confine.layers.readable import carve
 
 
 def test_carving_keeps_everything_but_the_grader(tmp_path):
     for folder in ("lib/python3/site-packages", "repo/autograder/assignment/hidden", "repo/.venv/lib", "repo/docs", "bin"):
         (tmp_path / folder).mkdir(parents=True)
     root, repo = str(tmp_path), str(tmp_path / "repo")
-    kept = _carve(root, [repo])
+    kept = carve(root, [repo])
     assert repo not in kept and not any(path.startswith(repo + os.sep) for path in kept)
     assert sorted(os.path.basename(p) for p in kept) == ["bin", "lib"]
-    assert _carve(str(tmp_path / "repo" / ".venv"), [repo]) == [str(tmp_path / "repo" / ".venv")]
-    assert _carve(repo, [repo]) == []
+    assert carve(str(tmp_path / "repo" / ".venv"), [repo]) == [str(tmp_path / "repo" / ".venv")]
+    assert carve(repo, [repo]) == []
 
 
 def test_combined_report_is_the_weakest():
