@@ -167,7 +167,7 @@ def working_copies():
     """This user's grading folders (grades' areas and runs' folders of them) in
     :func:`grading_parent`; another user's test run may share the machine."""
     found = set()
-    for pattern in ("amp-grade-*", "amp-areas-*"):
+    for pattern in ("autograder-grade-*", "autograder-areas-*"):
         for path in grading_parent().glob(pattern):
             with contextlib.suppress(OSError):
                 if path.lstat().st_uid == os.getuid():

@@ -101,7 +101,7 @@ def main(argv=None):
     rows, started = [], time.monotonic()
     boxes = start_boxes()
     try:
-        with tempfile.TemporaryDirectory(prefix="amp-mutants-") as work:
+        with tempfile.TemporaryDirectory(prefix="autograder-mutants-") as work:
             for module, case in cases:
                 row = measure(module, case, args.seeds, boxes, pathlib.Path(work))
                 rows.append(row)
