@@ -8,11 +8,13 @@ import shutil
 import signal
 import time
 
+from autograder import active_assignment
 from autograder.judging import call_errors
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SOLUTIONS = ROOT / "solutions"
-MODULES = ("amp_update", "loss_scaler", "amp_training_step")
+ASSIGNMENT = active_assignment.current()  # the chapter, or $AUTOGRADER_ASSIGNMENT's package
+SOLUTIONS = ASSIGNMENT.solutions_dir
+MODULES = ASSIGNMENT.modules
 
 
 def report_view(report):
