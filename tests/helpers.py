@@ -116,7 +116,7 @@ class Mutant:
 
 
 def todos_named(text):
-    """The TODO numbers a feedback text names ('TODO 4', 'TODO 4/5')."""
+    """The TODO numbers a feedback text names ('TODO n', 'TODO n/m')."""
     import re
 
     return {int(number) for number in re.findall(r"TODO\s*(\d+)", text or "")}
