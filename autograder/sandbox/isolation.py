@@ -184,7 +184,7 @@ class _Probe:
         self._area = self._box = self._report = self._error = None
         self._boxes = boxes
         try:
-            self._area = tempfile.TemporaryDirectory(prefix="amp-probe-")
+            self._area = tempfile.TemporaryDirectory(prefix="autograder-probe-")
             uid = uids.allocate(1)[0]
             area = self._area.name
             specs, _ = submission.take(area, area, uid, uid)  # an empty submission: nothing to read
