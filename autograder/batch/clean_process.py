@@ -48,8 +48,8 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
         job.prepare()
     progress_r, progress_w = os.pipe()
     try:
-        judge = launcher.Judge("autograder.batch.class_judge:serve", "amp-grade-many-", args=[progress_w],
-                               pass_fds=[progress_w], keep=("AMP_GRADER_GUARD",))
+        judge = launcher.Judge("autograder.batch.class_judge:serve", "autograder-grade-many-", args=[progress_w],
+                               pass_fds=[progress_w], keep=("AUTOGRADER_GRADER_GUARD",))
     except BaseException:
         os.close(progress_r)
         raise

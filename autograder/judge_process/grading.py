@@ -41,7 +41,7 @@ def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", m
     """(A) Grade ``submission`` in a fresh grading process; returns its :class:`GradeReport`.
     ``on_wait(progress)`` is called every few hundredths of a second while B grades."""
     job = grade_job(submission, seed, include_hidden, flags, lang, modules, display_dir)
-    return report_from(launcher.run_once(f"{__name__}:serve", job, "amp-grading-", on_wait=on_wait))
+    return report_from(launcher.run_once(f"{__name__}:serve", job, "autograder-grading-", on_wait=on_wait))
 
 
 def crash_report(submission, seed, message, lang="en"):

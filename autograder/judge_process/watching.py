@@ -40,7 +40,7 @@ class WatchJudge:
     """(A) The judge process of a ``watch`` session; ``grade(job)`` returns a :class:`GradeReport`."""
 
     def __init__(self):
-        self._judge = launcher.Judge(f"{__name__}:serve", "amp-watch-")
+        self._judge = launcher.Judge(f"{__name__}:serve", "autograder-watch-")
         self.process = self._judge.process
         self._count = 0
 

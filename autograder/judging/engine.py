@@ -105,7 +105,8 @@ class Session:
 
 
 @contextlib.contextmanager
-def open_session(submission_dir, boxes=None, uid=None, limits=None, lang="en", modules=None, prefix="amp-grade-"):
+def open_session(submission_dir, boxes=None, uid=None, limits=None, lang="en", modules=None,
+                 prefix="autograder-grade-"):
     """Open ``submission_dir`` for grading, the same way for every command, as a
     :class:`Session`. In order: the sandbox's zygote (``boxes``, a started box
     factory to reuse, else one started here: a fresh process, nothing of the judge
