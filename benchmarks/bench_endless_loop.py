@@ -2,9 +2,9 @@
 
     python benchmarks/bench_endless_loop.py [--runs 1] [--cases loop_todo1,loop_every,storm]
 
-Each case is the reference solution with one mistake in amp_update.py: an endless loop
-in TODO 1 (unscale_gradients), an endless loop at the start of every function, or a print
-inside an endless loop in TODO 1. Each is graded by ``python -m autograder grade`` (hidden
+Each case is the active assignment's reference solution with one mistake in its first
+module: an endless loop in its first TODO, one in every TODO, or a print inside an
+endless loop in the first TODO. Each is graded by ``python -m autograder grade`` (hidden
 tests included where installed) twice, interleaved so that both see the same machine load:
 as it is, and with every call after a timeout given the full limit again
 (``AUTOGRADER_AFTER_TIMEOUT=20``, what a grade did before the short limit). The figure is
@@ -13,6 +13,7 @@ the ratio of the two wall times measured in this run; the solution's own grade i
 import argparse
 import os
 import pathlib
+import re
 import shutil
 import statistics
 import subprocess
@@ -21,24 +22,35 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-TODO_1 = "    gradients = [None if gradient is None else gradient / scale for gradient in scaled_gradients]\n"
+sys.path.insert(0, str(ROOT))
+
+from autograder import active_assignment  # noqa: E402
+
+ASSIGNMENT = active_assignment.current()
+MODULE = ASSIGNMENT.modules[0]
+# A solution's TODO opens with a fence line (tools/make_stubs.py): the mistake goes right after it.
+FENCE = re.compile(r"^(?P<indent>[ \t]*)# >>> TODO \d+:.*\n", re.MULTILINE)
 CASES = {
-    "loop_todo1": [(TODO_1, "    while True:\n        pass\n")],
-    "loop_every": [('    if scale <= 0:\n        raise ValueError("scale must be positive")\n', "    while True:\n        pass\n"),
-                   ("    squared_sum = torch.zeros((), dtype=torch.float32)\n", "    while True:\n        pass\n"),
-                   ('    if max_norm <= 0:\n        raise ValueError("max_norm must be positive")\n',
-                    "    while True:\n        pass\n")],
-    "storm": [(TODO_1, "    while True:\n        print('gradients', scaled_gradients)\n")],
+    "loop_todo1": ("first", "while True:\n    pass\n"),
+    "loop_every": ("every", "while True:\n    pass\n"),
+    "storm": ("first", "while True:\n    print('still here', flush=True)\n"),
 }
 
 
+def _insert(source, where, code):
+    def put(match):
+        return match.group(0) + "".join(match["indent"] + line + "\n" for line in code.splitlines())
+    return FENCE.sub(put, source, count=1 if where == "first" else 0)
+
+
 def submission(folder, case):
-    shutil.copytree(ROOT / "solutions", folder)
-    source = (folder / "amp_update.py").read_text(encoding="utf-8")
-    for old, new in CASES.get(case, []):
-        assert source.count(old) == 1, (case, old)
-        source = source.replace(old, new)
-    (folder / "amp_update.py").write_text(source, encoding="utf-8")
+    shutil.copytree(ASSIGNMENT.solutions_dir, folder)
+    source = (folder / f"{MODULE}.py").read_text(encoding="utf-8")
+    if case is not None:
+        changed = _insert(source, *CASES[case])
+        assert changed != source, (case, "no TODO fence in", MODULE)
+        source = changed
+    (folder / f"{MODULE}.py").write_text(source, encoding="utf-8")
     return folder
 
 

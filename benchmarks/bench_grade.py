@@ -1,7 +1,7 @@
 """How far a grade is above the floor, the time to import torch: a full ``grade``,
 ``grade --module``, and a re-grade under ``watch`` after a save.
 
-    python benchmarks/bench_grade.py [--runs 5] [--submission solutions] [--module amp_update]
+    python benchmarks/bench_grade.py [--runs 5] [--submission solutions] [--module MODULE]
 
 Runs are interleaved (floor, grade, --module, floor, ...) so that every command
 sees the same machine load, and each figure is printed as a ratio to the floor
@@ -22,6 +22,11 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from autograder import active_assignment  # noqa: E402
+
+ASSIGNMENT = active_assignment.current()
 WATCH_PROMPT = "save a module to grade again"   # the last line watch prints after each table
 
 
@@ -75,10 +80,12 @@ def watch_regrades(submission, runs, scratch):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="runs of each command (median reported)")
-    parser.add_argument("--submission", default=str(ROOT / "solutions"))
-    parser.add_argument("--module", default="amp_update", help="the module of the --module figure")
+    parser.add_argument("--submission", default=str(ASSIGNMENT.solutions_dir))
+    parser.add_argument("--module", default=None,
+                        help="the module of the --module figure (default: the assignment's first)")
     parser.add_argument("--seed", type=int, default=2024)
     args = parser.parse_args(argv)
+    args.module = args.module or ASSIGNMENT.modules[0]
     with tempfile.TemporaryDirectory(prefix="bench-grade-") as scratch:
         grade = [sys.executable, "-m", "autograder", "grade", "--submission", args.submission,
                  "--results", str(pathlib.Path(scratch) / "results.json"), "--seed", str(args.seed), "--quiet"]

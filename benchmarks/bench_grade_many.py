@@ -2,9 +2,9 @@
 
     python benchmarks/bench_grade_many.py [--students 40] [--single 4] [--warmup 1] [--jobs N] [--rounds 3]
 
-Builds a synthetic class in a temporary folder (copies of solutions/, the stubs,
-and wrong variants made by editing the solutions' text, in repository and bare
-layouts), then times
+Builds a synthetic class of the active assignment in a temporary folder (copies of
+its solutions, its stubs, and wrong variants: one TODO left unwritten, a syntax error,
+a missing or stubbed module; in repository and bare layouts), then times
 
 * ``python -m autograder grade`` once per student, sequentially, for ``--single``
   of them (what a TA would script without grade-many), after ``--warmup``
@@ -31,51 +31,58 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-MODULES = ("amp_update", "loss_scaler", "amp_training_step")
+sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
+
+from autograder import active_assignment  # noqa: E402
+from make_stubs import make_stub  # noqa: E402
+
+ASSIGNMENT = active_assignment.current()
+MODULES = ASSIGNMENT.modules
 
 
-def _edit(source, old, new):
-    return source.replace(old, new, 1) if old in source else None
+def _todos(module):
+    return sorted(ASSIGNMENT.todos.get(module, {}))
 
 
 # name -> function(module -> solution text) -> {module: text or None (omit)}
 def _variants():
+    first, middle, last = MODULES[0], MODULES[len(MODULES) // 2], MODULES[-1]
+
     def solution(texts):
         return dict(texts)
 
     def stub(_texts):
-        return {m: (ROOT / "exercises" / f"{m}.py").read_text(encoding="utf-8") for m in MODULES}
+        return {m: (ASSIGNMENT.exercises_dir / f"{m}.py").read_text(encoding="utf-8") for m in MODULES}
 
-    def wrong_unscale(texts):
-        edited = _edit(texts["amp_update"], "gradient / scale", "gradient * scale")
-        return dict(texts, amp_update=edited if edited is not None else stub(texts)["amp_update"])
-
-    def keeps_grads(texts):
-        edited = _edit(texts["amp_training_step"], "zero_grad(set_to_none=True)", "zero_grad(set_to_none=False)")
-        return dict(texts, amp_training_step=edited if edited is not None else stub(texts)["amp_training_step"])
+    def unwritten(module, pick):
+        """One TODO of ``module`` left as the stub has it: the rest of the module runs."""
+        def build(texts):
+            todos = _todos(module)
+            return dict(texts, **{module: make_stub(texts[module], {pick(todos)}) if todos else stub(texts)[module]})
+        return build
 
     def syntax_error(texts):
-        return dict(texts, loss_scaler=texts["loss_scaler"] + "\ndef broken(:\n")
+        return dict(texts, **{middle: texts[middle] + "\ndef broken(:\n"})
 
     def missing_module(texts):
-        return dict(texts, amp_update=None)
+        return dict(texts, **{first: None})
 
-    def stub_scaler(texts):
-        return dict(texts, loss_scaler=stub(texts)["loss_scaler"])
+    def stub_module(texts):
+        return dict(texts, **{middle: stub(texts)[middle]})
 
-    return [("solution", solution), ("stub", stub), ("wrong-unscale", wrong_unscale),
-            ("keeps-grads", keeps_grads), ("syntax-error", syntax_error),
-            ("missing-module", missing_module), ("stub-scaler", stub_scaler)]
+    return [("solution", solution), ("stub", stub), ("first-todo-unwritten", unwritten(first, min)),
+            ("last-todo-unwritten", unwritten(last, max)), ("syntax-error", syntax_error),
+            ("missing-module", missing_module), ("stub-module", stub_module)]
 
 
 def make_class(root, count):
     """``count`` student folders under ``root``; returns ``[(student, submission_dir)]``."""
-    texts = {m: (ROOT / "solutions" / f"{m}.py").read_text(encoding="utf-8") for m in MODULES}
+    texts = {m: (ASSIGNMENT.solutions_dir / f"{m}.py").read_text(encoding="utf-8") for m in MODULES}
     variants = _variants()
     students = []
     for index in range(count):
         name, build = variants[index % len(variants)]
-        student = f"amp-backward-s{index:03d}-{name}"
+        student = f"s{index:03d}-{name}"
         repo_layout = index % 3 != 2  # every third student hands in a bare exercises folder
         folder = root / student / ("exercises" if repo_layout else "")
         folder.mkdir(parents=True)

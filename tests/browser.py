@@ -126,7 +126,7 @@ def _instrumented(text, script):
 def _run(chromium, path, width, height, fragment, script, *extra):
     """Chromium in a ``width`` x ``height`` window on an instrumented copy of ``path``;
     returns its completed process."""
-    with tempfile.TemporaryDirectory(prefix="amp-browser-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="autograder-browser-") as scratch:
         copy = os.path.join(os.path.dirname(path), ".measured-" + os.path.basename(path))
         with open(path, encoding="utf-8") as handle:
             page = _instrumented(handle.read(), script) if script else handle.read()
@@ -236,7 +236,7 @@ def on_phone(chromium, path, width=390, height=844, fragment="", script=MEASURE,
     found and save a screenshot of the whole page to ``screenshot_to`` when given."""
     import base64
 
-    with tempfile.TemporaryDirectory(prefix="amp-browser-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="autograder-browser-") as scratch:
         tools = _DevTools(chromium, scratch)
         try:
             target = next(item["targetId"] for item in tools.call("Target.getTargets")["targetInfos"]

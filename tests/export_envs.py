@@ -5,7 +5,7 @@ Nothing of the development venv goes in: each venv is made by the machine's own
 and filled only from the files an export ships. Building one takes a minute or
 more (torch), so a finished environment is kept under a key made of exactly the
 files it was built from (and the Python that built it) and reused by later
-sessions: ``$AMP_EXPORT_ENVS``, default ``<tmp>/amp-export-envs-<uid>``. A world-
+sessions: ``$AUTOGRADER_EXPORT_ENVS``, default ``<tmp>/autograder-export-envs-<uid>``. A world-
 traversable place on purpose: the grader's boxes run student code under a uid
 of their own, which must be able to read the interpreter (as on Gradescope,
 where setup.sh opens /autograder to everyone). Delete the folder to rebuild;
@@ -62,12 +62,12 @@ def python_identity(python):
 
 
 def cache_root():
-    root = pathlib.Path(os.environ.get("AMP_EXPORT_ENVS")
-                        or pathlib.Path(tempfile.gettempdir()) / f"amp-export-envs-{os.getuid()}")
+    root = pathlib.Path(os.environ.get("AUTOGRADER_EXPORT_ENVS")
+                        or pathlib.Path(tempfile.gettempdir()) / f"autograder-export-envs-{os.getuid()}")
     root.mkdir(mode=0o755, parents=True, exist_ok=True)
     info = os.lstat(root)
     if root.is_symlink() or info.st_uid != os.getuid():
-        raise RuntimeError(f"{root} is not a folder of this user's: set AMP_EXPORT_ENVS elsewhere")
+        raise RuntimeError(f"{root} is not a folder of this user's: set AUTOGRADER_EXPORT_ENVS elsewhere")
     root.chmod(0o755)
     return root
 

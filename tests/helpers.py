@@ -8,11 +8,13 @@ import shutil
 import signal
 import time
 
+from autograder import active_assignment
 from autograder.judging import call_errors
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SOLUTIONS = ROOT / "solutions"
-MODULES = ("amp_update", "loss_scaler", "amp_training_step")
+ASSIGNMENT = active_assignment.current()  # the chapter, or $AUTOGRADER_ASSIGNMENT's package
+SOLUTIONS = ASSIGNMENT.solutions_dir
+MODULES = ASSIGNMENT.modules
 
 
 def report_view(report):
@@ -114,7 +116,7 @@ class Mutant:
 
 
 def todos_named(text):
-    """The TODO numbers a feedback text names ('TODO 4', 'TODO 4/5')."""
+    """The TODO numbers a feedback text names ('TODO n', 'TODO n/m')."""
     import re
 
     return {int(number) for number in re.findall(r"TODO\s*(\d+)", text or "")}
@@ -167,7 +169,7 @@ def working_copies():
     """This user's grading folders (grades' areas and runs' folders of them) in
     :func:`grading_parent`; another user's test run may share the machine."""
     found = set()
-    for pattern in ("amp-grade-*", "amp-areas-*"):
+    for pattern in ("autograder-grade-*", "autograder-areas-*"):
         for path in grading_parent().glob(pattern):
             with contextlib.suppress(OSError):
                 if path.lstat().st_uid == os.getuid():

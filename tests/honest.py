@@ -14,11 +14,13 @@ import pathlib
 import re
 import runpy
 
+from autograder import active_assignment
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SET_DIR = ROOT / "tests" / "data" / "honest_similarity"
 # More authors that the calibration never reads: a class of new honest students for the tests.
 HELD_OUT_DIR = ROOT / "tests" / "data" / "honest_held_out"
-MODULES = ("amp_update", "loss_scaler", "amp_training_step")
+MODULES = active_assignment.current().modules
 _TODO_LINE = re.compile(r"^(\s*)raise NotImplementedError\(['\"]TODO (\d+)")
 _IMPORT = re.compile(r"^(import|from) \S")
 
@@ -63,9 +65,10 @@ def module_text(space, module, stub):
 
 
 def write_class(root, names=None, folder=SET_DIR):
-    """``{author: folder}`` with the three modules of every honest author of ``folder`` (or of ``names``)."""
+    """``{author: folder}`` with the modules of every honest author of ``folder`` (or of ``names``)."""
     root = pathlib.Path(root)
-    stubs = {module: (ROOT / "exercises" / f"{module}.py").read_text(encoding="utf-8") for module in MODULES}
+    stubs = {module: (active_assignment.current().exercises_dir / f"{module}.py").read_text(encoding="utf-8")
+             for module in MODULES}
     folders = {}
     for author, space in authors(folder).items():
         if names is not None and author not in names:

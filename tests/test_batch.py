@@ -37,13 +37,13 @@ SEED = 424242
 MODULES = ("amp_update", "loss_scaler", "amp_training_step")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
-           AMP_GRADER_GUARD="0")  # never restore the shared checkout under a colleague's edits
+           AUTOGRADER_GRADER_GUARD="0")  # never restore the shared checkout under a colleague's edits
 
 
 @pytest.fixture(autouse=True)
 def _no_guard_on_the_checkout(monkeypatch):
     """The grader-file guard is tested on a copy (test_guard_*), not on this checkout."""
-    monkeypatch.setenv("AMP_GRADER_GUARD", "0")
+    monkeypatch.setenv("AUTOGRADER_GRADER_GUARD", "0")
 
 
 def _copy_modules(source, destination, edits=None):
@@ -649,7 +649,7 @@ def test_guard_sees_edits_that_keep_size_and_times(tmp_path, monkeypatch, keep_c
 def test_guard_in_a_batch_warns_and_restores_before_the_next_student(tmp_path, monkeypatch):
     from autograder.judging.results import GradeReport, TestResult
 
-    monkeypatch.setenv("AMP_GRADER_GUARD", "1")
+    monkeypatch.setenv("AUTOGRADER_GRADER_GUARD", "1")
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "suite.ini").write_text("original\n", encoding="utf-8")

@@ -85,13 +85,16 @@ def _unconfined_report(platform, monkeypatch, tmp_path):
     """A grade whose boxes got what the spawned workers of ``platform`` get."""
     from autograder.judging.results import GradeReport, TestResult
     from autograder.sandbox import isolation
+    from autograder.sandbox.client import Limits
+    from autograder.sandbox.confine.box_config import for_module
     from autograder.sandbox.confine import platforms
 
     monkeypatch.setattr(platforms.sys, "platform", platform)
     monkeypatch.setattr(platforms.os, "name", "nt" if platform == "win32" else "posix")
     monkeypatch.setattr(platforms.shutil, "which", lambda name: None)
     monkeypatch.setattr(platforms.os.path, "exists", lambda path: platform == "darwin")
-    config = {"scratch": str(tmp_path), "log": str(tmp_path / "log"), "uid": None}
+    config = for_module({"submission": str(tmp_path), "scratch": str(tmp_path), "log": str(tmp_path / "log")},
+                        "amp_update", Limits().for_box())
     report = isolation.combine([platforms.wrap_command(["python"], config)[1]])
     monkeypatch.undo()
     assert report["confined"] is False

@@ -86,7 +86,7 @@ def test_the_commit_at_the_deadline_reaches_the_grader(tmp_path, monkeypatch):
     commit, the latest one beside it, the rows and the recorded facts."""
     from autograder.judging.results import GradeReport, TestResult
 
-    monkeypatch.setenv("AMP_GRADER_GUARD", "0")
+    monkeypatch.setenv("AUTOGRADER_GRADER_GUARD", "0")
     root = tmp_path / "root"
     shas = build_class(root, good={"exercises/amp_update.py": "GOOD = True\n"},
                        broken={"exercises/amp_update.py": "GOOD = False\n"})
@@ -161,7 +161,7 @@ def test_a_class_graded_at_the_deadline(tmp_path):
     root = tmp_path / "root"
     shas = build_class(root)
     out = tmp_path / "out"
-    env = dict(os.environ, AMP_GRADER_GUARD="0",
+    env = dict(os.environ, AUTOGRADER_GRADER_GUARD="0",
                PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     done = subprocess.run([sys.executable, "-m", "autograder", "grade-many", str(root), "--output-dir", str(out),
                            "--deadline", DEADLINE, "--also-latest", "--jobs", "2", "--seed", str(SEED),

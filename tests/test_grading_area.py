@@ -28,7 +28,7 @@ def _new_areas(parent, before):
     found = []
     for name in working_copies() - before:
         path = pathlib.Path(parent, name)
-        found += [path] if name.startswith("amp-grade-") else list(path.rglob("amp-grade-*"))
+        found += [path] if name.startswith("autograder-grade-") else list(path.rglob("autograder-grade-*"))
     return found
 
 
@@ -57,7 +57,7 @@ def test_a_run_folder_is_traversable_not_listable_and_goes_with_what_it_holds(tm
     monkeypatch.setenv(grading_area.RUN_FOLDER_ENV, str(tmp_path))
     with grading_area.run_folder() as folder:
         assert stat.S_IMODE(os.stat(folder).st_mode) == 0o711
-        locked = pathlib.Path(folder) / "amp-grade-x" / "scratch"
+        locked = pathlib.Path(folder) / "autograder-grade-x" / "scratch"
         locked.mkdir(parents=True)
         (locked / "file").write_text("left by a box", encoding="utf-8")
         locked.chmod(0)  # what a hostile box may leave in a scratch folder
@@ -168,8 +168,8 @@ def test_a_run_folder_still_filling_while_it_is_removed_is_removed_all_the_same(
         while time.monotonic() < stop:
             with contextlib.suppress(OSError):
                 with contextlib.suppress(FileExistsError):
-                    os.mkdir(os.path.join(folder.name, "amp-grade-late"))  # never the folder itself
-                pathlib.Path(folder.name, "amp-grade-late", "f").write_bytes(b"x")
+                    os.mkdir(os.path.join(folder.name, "autograder-grade-late"))  # never the folder itself
+                pathlib.Path(folder.name, "autograder-grade-late", "f").write_bytes(b"x")
             time.sleep(0)
 
     writer = threading.Thread(target=late_writer)

@@ -107,5 +107,5 @@ def test_the_readme_commands_are_pasted_as_they_are_and_ci_runs_the_test_one():
     assert readme.index(found["grade"]) < readme.index(windows[0]) < readme.index(found["test"])
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert 'readme_test="$(python3 tools/readme_command.py test)"' in ci and 'eval "$readme_test"' in ci
-    assert ci.index("export AMP_REQUIRE_CONFINEMENT=1") < ci.index('eval "$readme_test"')
+    assert ci.index("export AUTOGRADER_REQUIRE_CONFINEMENT=1") < ci.index('eval "$readme_test"')
     assert readme_command.main(["no-such-command"]) == 2

@@ -45,7 +45,7 @@ def train_step(model, optimizer, microbatches, loss_fn, *, precision, scaler=Non
 def confinement_here(shared_boxes):
     """These tests demand full confinement. Where the machine cannot give it (no
     Landlock, unprivileged user namespaces disabled) they skip, naming what is
-    missing -- unless AMP_REQUIRE_CONFINEMENT=1 (set by .ci/run and CI), which
+    missing -- unless AUTOGRADER_REQUIRE_CONFINEMENT=1 (set by .ci/run and CI), which
     turns a missing layer into a failure."""
     from autograder.sandbox import isolation
     from autograder.sandbox.isolation import probe_isolation
@@ -53,7 +53,7 @@ def confinement_here(shared_boxes):
     report = probe_isolation(shared_boxes, Limits())
     if not report.get("confined"):
         message = isolation.summary(report) + "; " + "; ".join(report.get("problems") or [])
-        if os.environ.get("AMP_REQUIRE_CONFINEMENT") == "1":
+        if os.environ.get("AUTOGRADER_REQUIRE_CONFINEMENT") == "1":
             pytest.fail("this machine must confine student code: " + message)
         pytest.skip("this machine cannot fully confine student code: " + message)
     return report
@@ -144,7 +144,7 @@ except OSError:
 
     make_submission(tmp_path / "exercises",
                     {"amp_training_step": REPORTING_STEP.format(probe=probe, use=ORACLE_USE)})
-    env = dict(os.environ, AMP_JUDGE_CANARY=canary, GITHUB_OUTPUT=str(tmp_path / canary),
+    env = dict(os.environ, AUTOGRADER_TEST_CANARY=canary, GITHUB_OUTPUT=str(tmp_path / canary),
                AUTOGRADER_CALL_TIMEOUT="5", PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission", str(tmp_path / "exercises"),
                            "--results", str(tmp_path / "results.json"), "--seed", "1234567891", "--quiet"],
@@ -189,7 +189,7 @@ for folder in {[str(ROOT), str(ROOT / "autograder"), "/"]!r}:
 @pytest.mark.slow
 def test_judge_environment_is_out_of_reach(grade_dir, monkeypatch):
     canary = f"canary-{secrets.token_hex(8)}"
-    monkeypatch.setenv("AMP_JUDGE_CANARY", canary)
+    monkeypatch.setenv("AUTOGRADER_TEST_CANARY", canary)
     monkeypatch.setenv("GITHUB_OUTPUT", f"/tmp/{canary}-output")
     probe = f'''
 if {canary!r} in repr(dict(os.environ)):

@@ -9,18 +9,18 @@ import time
 import pytest
 
 from autograder.sandbox import isolation, uids
-from autograder.sandbox.confine.confinement import _carve
+from autograder.sandbox.confine.layers.readable import carve
 
 
 def test_carving_keeps_everything_but_the_grader(tmp_path):
     for folder in ("lib/python3/site-packages", "repo/autograder/assignment/hidden", "repo/.venv/lib", "repo/docs", "bin"):
         (tmp_path / folder).mkdir(parents=True)
     root, repo = str(tmp_path), str(tmp_path / "repo")
-    kept = _carve(root, [repo])
+    kept = carve(root, [repo])
     assert repo not in kept and not any(path.startswith(repo + os.sep) for path in kept)
     assert sorted(os.path.basename(p) for p in kept) == ["bin", "lib"]
-    assert _carve(str(tmp_path / "repo" / ".venv"), [repo]) == [str(tmp_path / "repo" / ".venv")]
-    assert _carve(repo, [repo]) == []
+    assert carve(str(tmp_path / "repo" / ".venv"), [repo]) == [str(tmp_path / "repo" / ".venv")]
+    assert carve(repo, [repo]) == []
 
 
 def test_combined_report_is_the_weakest():
@@ -161,11 +161,11 @@ def test_stale_box_cgroups_go_and_live_or_young_ones_stay(tmp_path):
     for hierarchy in ("memory", "pids"):
         (tmp_path / hierarchy).mkdir()
     made = {
-        "stale": tmp_path / "memory" / f"amp-box-{dead}-1",
-        "stale_v2": tmp_path / f"amp-box-{dead}",
-        "maker_alive": tmp_path / "pids" / f"amp-box-{os.getpid()}-2",
-        "young": tmp_path / "pids" / f"amp-box-{dead}-3",
-        "busy": tmp_path / "memory" / f"amp-box-{dead}-4",
+        "stale": tmp_path / "memory" / f"autograder-box-{dead}-1",
+        "stale_v2": tmp_path / f"autograder-box-{dead}",
+        "maker_alive": tmp_path / "pids" / f"autograder-box-{os.getpid()}-2",
+        "young": tmp_path / "pids" / f"autograder-box-{dead}-3",
+        "busy": tmp_path / "memory" / f"autograder-box-{dead}-4",
         "not_ours": tmp_path / "memory" / f"other-{dead}",
     }
     for name, path in made.items():
@@ -185,10 +185,10 @@ def test_a_real_stale_box_cgroup_goes_and_one_holding_a_process_stays():
     from autograder.sandbox.confine import cgroups
 
     dead = _dead_pid()
-    empty, problem = cgroups.box_cgroup(f"amp-box-{dead}-decoy-empty", 2**30, 16, join=False)
+    empty, problem = cgroups.box_cgroup(f"autograder-box-{dead}-decoy-empty", 2**30, 16, join=False)
     if empty is None:
         pytest.skip(problem or "no writable cgroup hierarchy here")
-    held, _ = cgroups.box_cgroup(f"amp-box-{dead}-decoy-held", 2**30, 16, join=False)
+    held, _ = cgroups.box_cgroup(f"autograder-box-{dead}-decoy-held", 2**30, 16, join=False)
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         held.join(sleeper.pid)

@@ -47,7 +47,7 @@ def test_the_worker_is_the_zygotes_child_and_takes_everything_with_it(tmp_path):
         assert int(_stat(worker)[1]) == zygote  # no keeper in between
         with open(f"/proc/{worker}/cgroup", encoding="ascii") as cgroup:
             groups = [line.rsplit("/", 1)[-1].strip() for line in cgroup]
-        box_groups = sorted({group for group in groups if group.startswith("amp-box-")})
+        box_groups = sorted({group for group in groups if group.startswith("autograder-box-")})
         assert box_groups, groups
         grandchildren = [int(pid) for pid in os.listdir("/proc") if pid.isdigit()
                          and running(int(pid)) and int(_stat(int(pid))[1]) == worker]

@@ -1,13 +1,14 @@
-"""Generate the student stubs in ``exercises/`` from the reference ``solutions/``.
+"""Generate the student stubs (``exercises/``) from the reference solutions (``solutions/``)
+of the active assignment (:mod:`autograder.active_assignment`).
 
 In a solution, each student block is fenced like this::
 
-    # >>> TODO 1: build `gradients`, the list of real-scale gradients
-    gradients = ...
+    # >>> TODO 1: build `total`, the sum of the inputs
+    total = ...
     # <<< TODO 1
 
 The stub keeps everything outside the fences and replaces each fenced block
-with ``raise NotImplementedError("TODO 1: build `gradients`, ...")`` at the same
+with ``raise NotImplementedError("TODO 1: build `total`, ...")`` at the same
 indentation, so stubs never drift from the solutions.
 
     python tools/make_stubs.py          # rewrite exercises/*.py
@@ -19,7 +20,6 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-MODULES = ("amp_update", "loss_scaler", "amp_training_step")
 _OPEN = re.compile(r"^(?P<indent>\s*)# >>> (?P<todo>TODO \d+): (?P<text>.+?)\s*$")
 _CLOSE = re.compile(r"^\s*# <<< (?P<todo>TODO \d+)\s*$")
 
@@ -54,10 +54,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report drift")
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from autograder import active_assignment
+
+    assignment = active_assignment.current()
     stale = []
-    for module in MODULES:
-        stub = make_stub((ROOT / "solutions" / f"{module}.py").read_text(encoding="utf-8"))
-        target = ROOT / "exercises" / f"{module}.py"
+    for module in assignment.modules:
+        stub = make_stub((assignment.solutions_dir / f"{module}.py").read_text(encoding="utf-8"))
+        target = assignment.exercises_dir / f"{module}.py"
         current = target.read_text(encoding="utf-8") if target.exists() else None
         if current != stub:
             stale.append(target.relative_to(ROOT))

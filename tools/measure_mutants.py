@@ -16,6 +16,7 @@ and how often the diagnosis names the mutant's own TODO first (local grade and f
 It grades in this process with one shared sandbox zygote, about 3 s a mutant and seed.
 """
 import argparse
+import importlib
 import json
 import os
 import pathlib
@@ -27,20 +28,19 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-import mutants_amp_training_step  # noqa: E402
-import mutants_amp_update  # noqa: E402
-import mutants_loss_scaler  # noqa: E402
+from autograder import active_assignment  # noqa: E402
 from helpers import make_submission  # noqa: E402
 
-CASES = ([("amp_update", case) for case in mutants_amp_update.CASES]
-         + [("loss_scaler", case) for case in mutants_loss_scaler.CASES]
-         + [("amp_training_step", case) for case in mutants_amp_training_step.CASES])
+ASSIGNMENT = active_assignment.current()
+# tests/mutants_<module>.py of each module, in the assignment's order
+CASES = [(module, case) for module in ASSIGNMENT.modules
+         for case in importlib.import_module(f"mutants_{module}").CASES]
 COSTLY = 3  # hidden points a mistake may not cost while every visible test passes
 
 
 def public_tests_fail(folder, module):
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                           str(ROOT / "exercises" / "tests" / f"test_{module}.py")],
+                           str(ASSIGNMENT.exercises_dir / "tests" / f"test_{module}.py")],
                           cwd=ROOT, env=dict(os.environ, AMP_EXERCISES_DIR=str(folder)), capture_output=True,
                           text=True, timeout=600)
     if done.returncode not in (0, 1):
@@ -101,7 +101,7 @@ def main(argv=None):
     rows, started = [], time.monotonic()
     boxes = start_boxes()
     try:
-        with tempfile.TemporaryDirectory(prefix="amp-mutants-") as work:
+        with tempfile.TemporaryDirectory(prefix="autograder-mutants-") as work:
             for module, case in cases:
                 row = measure(module, case, args.seeds, boxes, pathlib.Path(work))
                 rows.append(row)

@@ -43,8 +43,8 @@ def _environment():
     from autograder.judge_process.grading import _environment as judge_environment
 
     env = judge_environment()
-    if "AMP_GRADER_GUARD" in os.environ:
-        env["AMP_GRADER_GUARD"] = os.environ["AMP_GRADER_GUARD"]
+    if "AUTOGRADER_GRADER_GUARD" in os.environ:
+        env["AUTOGRADER_GRADER_GUARD"] = os.environ["AUTOGRADER_GRADER_GUARD"]
     return env
 
 
@@ -62,7 +62,7 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
     # process that B kills (past --timeout) leaves its own behind.
     for job in planned:  # a results.json from an earlier run must never read as this run's grade
         job.prepare()
-    with tempfile.TemporaryDirectory(prefix="amp-grade-many-") as private, tempfile.TemporaryFile() as log, \
+    with tempfile.TemporaryDirectory(prefix="autograder-grade-many-") as private, tempfile.TemporaryFile() as log, \
             grading_area.run_folder() as areas:
         result_path = os.path.join(private, "result.json")
         job = {"jobs": [_job_data(job) for job in planned], "output_dir": str(output_dir),

@@ -88,7 +88,7 @@ def load_pushes(path):
     The file (JSON, strict)::
 
         {"version": 1,
-         "pushes": {"amp-alice": [{"sha": "<40 hex>", "pushed_at": "2026-12-15T15:58:03Z"}, ...],
+         "pushes": {"course-alice": [{"sha": "<40 hex>", "pushed_at": "2026-12-15T15:58:03Z"}, ...],
                     ...}}
 
     One entry per push to the default branch: ``sha`` is the branch head after

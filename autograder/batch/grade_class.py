@@ -188,7 +188,7 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
     """Grade ``students`` (folder names under ``root``); return ``{student: entry}``
     where entry has ``status``, ``reason``, ``submission``, ``layout``, ``seed``, ``seconds``.
     Changes to the grader's own files (``guard_dir``, default the package) seen meanwhile
-    are undone and appended to ``warnings``; ``AMP_GRADER_GUARD=0`` turns that off (for
+    are undone and appended to ``warnings``; ``AUTOGRADER_GRADER_GUARD=0`` turns that off (for
     grader developers editing the package while a batch runs). ``info`` (a dict)
     receives ``isolation``, what the probe box got on this machine, and
     ``submissions``, ``{student: folder graded}``.
@@ -303,7 +303,7 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
     bar.started = time.monotonic()  # the ETA counts grading only
     from autograder.intake import grader_guard
 
-    guard = grader_guard.GraderGuards(guard_dir) if os.environ.get("AMP_GRADER_GUARD", "1") != "0" else None
+    guard = grader_guard.GraderGuards(guard_dir) if os.environ.get("AUTOGRADER_GRADER_GUARD", "1") != "0" else None
 
     def _guard(suspects):
         changed = guard.restore() if guard is not None else []

@@ -71,7 +71,7 @@ def group(rows):
 
 
 def todo_name(module, todo, lang):
-    """``TODO 2 (what it builds)`` in ``lang``, or a note that the stub gave the code."""
+    """``TODO <n> (what it builds)`` in ``lang``, or a note that the stub gave the code."""
     if todo is None:
         return t("code the template gives (no TODO)", lang)
     builds = active_assignment.current().todos.get(module, {}).get(todo)

@@ -34,7 +34,7 @@ def add_parser(subparsers):
 def run(args):
     try:
         if args.manifest_only:
-            with tempfile.TemporaryDirectory(prefix="amp-template-") as scratch:
+            with tempfile.TemporaryDirectory(prefix="autograder-template-") as scratch:
                 manifest = build_template(pathlib.Path(scratch) / "template")
                 args.dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(manifest, args.dest)

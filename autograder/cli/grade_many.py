@@ -209,7 +209,7 @@ def _grade_many(args):
 
             charts.warm()
 
-    with tempfile.TemporaryDirectory(prefix="amp-deadline-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="autograder-deadline-") as workdir:
         try:
             entries = run_batch(root, output_dir, chosen, seed, jobs=args.jobs, timeout=args.timeout,
                                 include_hidden=not args.visible_only, isolation=args.isolation,

@@ -73,7 +73,7 @@ def _run(args):
     spec = deadline_spec(args)
     manifest = read_manifest(output_dir)
     lang = args.report_lang or (manifest or {}).get("report_lang") or "en"
-    with tempfile.TemporaryDirectory(prefix="amp-similarity-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="autograder-similarity-") as workdir:
         submissions = _submissions(root, students, spec, workdir)
         result = similarity.run(submissions, output_dir, top=args.top, lang=lang)
     if result.get("skipped"):

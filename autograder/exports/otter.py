@@ -13,7 +13,7 @@ source of hidden tests, ``autograder/assignment/hidden/``, shipped as a support 
 
     tests/<module>.py           otter test files (generated; never hand-edit)
     grade_entry.py              the one top-level script otter executes (imports no student code)
-    amp_grader_<digest>/        a copy of this grader package + otter_settings.json
+    autograder_support_<digest>/        a copy of this grader package + otter_settings.json
     requirements.txt            the grader's own requirements (autograder.exports.runtime), for otter's image
     otter_config.json
     README.md                   how to build autograder.zip and what otter cannot do
@@ -37,7 +37,7 @@ import tempfile
 from autograder import active_assignment, locations
 from autograder.i18n import check_language, render, text as t
 
-SUPPORT_PREFIX = "amp_grader_"
+SUPPORT_PREFIX = "autograder_support_"
 REQUIREMENTS_HEADER = ("# What otter's environment needs for this grader: the course repository's\n"
                        "# requirements.txt, copied by export-otter (otter generate adds the lines to\n"
                        "# environment.yml beside otter-grader itself).\n")
@@ -164,7 +164,7 @@ A submission is a zip of the student's repository (with `exercises/`) or of the
 ## What otter changes (compared with `python -m autograder grade`)
 
 - **Timeouts**: otter has none. Here the autograder runs in a subprocess with its own
-  per-call limits and a wall-clock limit of {timeout} s (`AMP_OTTER_TIMEOUT` overrides it);
+  per-call limits and a wall-clock limit of {timeout} s (`AUTOGRADER_OTTER_TIMEOUT` overrides it);
   a submission that hits it gets 0 on every question, with that reason.
 - **One BaseException zeroes the run**: otter loses every result when its kernel dies.
   Student code never runs in otter's kernel here, only in our sandbox, so this export is
@@ -282,7 +282,7 @@ def grade_once(base=None):
     settings = _settings()
     seed = settings.get("seed")
     lang = check_language(settings.get("lang")) or "en"
-    timeout = float(os.environ.get("AMP_OTTER_TIMEOUT") or settings.get("timeout") or DEFAULT_TIMEOUT_S)
+    timeout = float(os.environ.get("AUTOGRADER_OTTER_TIMEOUT") or settings.get("timeout") or DEFAULT_TIMEOUT_S)
     state = {"tests": {}, "error": None, "seed": seed, "lang": lang}
     folder = find_modules_folder(base or os.getcwd())
     if folder is None:
@@ -290,7 +290,7 @@ def grade_once(base=None):
                            "(with exercises/) or of your exercises/ folder.", lang)
         _CACHE["state"] = state
         return state
-    with tempfile.TemporaryDirectory(prefix="amp-otter-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="autograder-otter-") as scratch:
         results = pathlib.Path(scratch) / "results.json"
         argv = ["grade", "--submission", str(folder), "--results", str(results), "--quiet", "--lang", lang]
         if seed is not None:

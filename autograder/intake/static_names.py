@@ -1,9 +1,9 @@
 """What a name in student source refers to, found by reading it (never running it).
 
 :class:`Names` follows imports, aliases and assignments to dotted paths
-(``import torch as T`` then ``T.amp`` is ``torch.amp``), and folds the string
-expressions a program can compute without running anything else (``"Grad" +
-"Scaler"``, f-strings of constants, ``"".join([...])``, ``%``/``.format``).
+(``import torch as T`` then ``T.cuda`` is ``torch.cuda``), and folds the string
+expressions a program can compute without running anything else (``"sub" +
+"process"``, f-strings of constants, ``"".join([...])``, ``%``/``.format``).
 It is flow-insensitive on purpose: a name bound to a path anywhere in the file
 resolves to it everywhere, which errs towards finding a use, never towards
 missing one. Whatever cannot be resolved is ``None``; the caller decides

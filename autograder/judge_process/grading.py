@@ -89,7 +89,7 @@ def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", m
     ``on_wait(progress)`` is called every few hundredths of a second while B grades."""
     # The report comes back in a file of a private folder (portable; student
     # code can neither reach it nor the pipe the job goes through).
-    with interrupts.as_interrupt(), tempfile.TemporaryDirectory(prefix="amp-grading-") as private, \
+    with interrupts.as_interrupt(), tempfile.TemporaryDirectory(prefix="autograder-grading-") as private, \
             tempfile.TemporaryFile() as log, grading_area.run_folder() as areas:
         result_path = os.path.join(private, "report.json")
         progress = Progress(os.path.join(private, "progress"))

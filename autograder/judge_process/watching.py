@@ -44,7 +44,7 @@ class WatchJudge:
     """(A) The judge process of a ``watch`` session; ``grade(job)`` returns a :class:`GradeReport`."""
 
     def __init__(self):
-        self._private = tempfile.TemporaryDirectory(prefix="amp-watch-")
+        self._private = tempfile.TemporaryDirectory(prefix="autograder-watch-")
         self._areas = grading_area.run_folder()
         self._log = tempfile.TemporaryFile()
         self._count = 0

@@ -126,7 +126,7 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
             flags.append("compiled files in the grader that do not match their source: "
                          + ", ".join(guard.planted[:10]))
         limits = limits or limits_from_env()
-        with tempfile.TemporaryDirectory(prefix="amp-grade-", dir=area_parent()) as area:
+        with tempfile.TemporaryDirectory(prefix="autograder-grade-", dir=area_parent()) as area:
             specs, intake_notes = submission.take(submission_dir, area, uid, uid)
             notes += intake_notes
             if not any(spec["present"] for spec in specs.values()) and \

@@ -55,7 +55,7 @@ def run_folder():
     ended), inside :func:`area_parent`. Traversable by all (0711), like each
     area inside it, so a box's own uid reaches its folder; listable by its
     owner only."""
-    folder = _RunFolder(prefix="amp-areas-", dir=area_parent(), ignore_cleanup_errors=True)
+    folder = _RunFolder(prefix="autograder-areas-", dir=area_parent(), ignore_cleanup_errors=True)
     os.chmod(folder.name, 0o711)
     return folder
 

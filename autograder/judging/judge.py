@@ -36,7 +36,7 @@ class Mistake(AssertionError):
 
 @contextlib.contextmanager
 def hint_only_if(condition):
-    """A test's hint names one mistake (say, FP16 squares that overflow); a check inside
+    """A test's hint names one mistake (say, a sum in too narrow a precision); a check inside
     this block that fails while ``condition`` is False found another one, and its
     feedback goes without that hint."""
     try:
@@ -265,7 +265,7 @@ def expect_float_close(actual, expected, what, rel_tol, abs_tol=0.0, reveal=True
 
 
 def describe_raised(names):
-    """'no exception' or 'NotImplementedError: TODO 10: ...' from scenarios.exception_names."""
+    """'no exception' or 'NotImplementedError: TODO <n>: ...' from scenarios.exception_names."""
     if not names:
         return _("no exception")
     message = (names[-1] or "").rstrip(".")  # messages put their own full stop after it

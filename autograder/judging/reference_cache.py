@@ -1,7 +1,7 @@
 """The judge's reference runs, computed once and shared.
 
 Many checks compare a student's run with a reference run of the same spec:
-PyTorch's own GradScaler, an oracle's training step. Such a run depends on
+a framework's own implementation, an oracle's computation. Such a run depends on
 its spec alone, and in a class every student gets the same specs (one seed),
 so a batch's grading process (:mod:`autograder.batch.slots`), which grades one
 student after another, computes each reference once for all of them.

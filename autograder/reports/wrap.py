@@ -1,7 +1,7 @@
 """Line breaking for mixed Chinese and English text, measured in terminal cells.
 
 rich measures CJK characters right (two cells each) but breaks lines only at
-spaces, so "先从 TODO 12 入手" is cut at the space before 入手 and a long
+spaces, so "先从 TODO n 入手" is cut at the space before 入手 and a long
 Chinese phrase with no space in it is cut wherever the cells run out. Here a
 line may break at a space or between two CJK characters, never inside an
 English word, a code identifier or "TODO n", and never before closing

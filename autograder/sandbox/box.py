@@ -5,26 +5,28 @@ when the judge says ``kill`` or goes away, or the worker dies, it kills the
 worker -- PID 1 of its own PID namespace, so the kernel takes every process
 the student started with it -- and tells the judge how the worker ended.
 
-The worker confines itself before the first line of student code
-(:mod:`autograder.sandbox.confine.confinement`: a minimal root, its own uid, limits,
-Landlock, a syscall filter).
+The keeper applies the layers that must come before the fork (the box's cgroup,
+its namespaces); the worker applies the others before the first line of student
+code (:mod:`autograder.sandbox.confine.confinement`: one line per layer).
 
-It reports what held to the keeper through a pipe it closes before any
-student code runs, so the report cannot be forged.
+The worker reports what held (:func:`autograder.sandbox.isolation.box_report`)
+to the keeper through a pipe it closes before any student code runs, so the
+report cannot be forged.
 """
+import dataclasses
 import json
 import os
 import select
 import signal
 import sys
 
-from autograder.sandbox import assignment_side
+from autograder.sandbox import assignment_side, isolation
 from autograder.sandbox.confine import cgroups, limits, namespaces
+from autograder.sandbox.confine.box_config import SealRequest
 from autograder.sandbox.confine.confinement import confine
+from autograder.sandbox.confine.layers import cgroup as cgroup_layer, namespaces as namespaces_layer
 
 EXIT_CONFINEMENT_FAILED = 86
-CGROUP_HEADROOM_BYTES = 512 * 2**20  # the worker's own interpreter pages on top of the student's
-CGROUP_EXTRA_TASKS = 32              # threads count as tasks for the pids controller
 
 
 # -- the keeper ------------------------------------------------------------------------------
@@ -37,36 +39,22 @@ def keeper_main(config, worker_sock, keeper_sock, log_fd):
         if sys.platform.startswith("linux"):
             namespaces.dumpable()
             limits.become_subreaper()  # without a PID namespace, orphans come back to us
-        as_root = config.get("uid") is not None  # root of the machine, with a uid for the student
-        cgroup, cgroup_problem = None, None
-        if as_root and sys.platform.startswith("linux") and "cgroups" not in config.get("disable", ()):
-            lim = config["limits"]
-            cgroup, cgroup_problem = cgroups.box_cgroup(
-                f"{cgroups.PREFIX}{os.getpid()}", lim["memory_bytes"] + CGROUP_HEADROOM_BYTES,
-                lim["max_processes"] + CGROUP_EXTRA_TASKS)
-        if "namespaces" in config.get("disable", ()):  # tests of the degraded paths
-            flags, problems = 0, ["namespaces: disabled for this run"]
-        elif sys.platform.startswith("linux"):
-            flags, problems = namespaces.enter_namespaces(as_root)
-        else:
-            flags, problems = 0, ["namespaces: Linux only"]
-        bounds_in_words(config, cgroup)  # the worker is born inside the cgroup: it bounds everything
-        if cgroup_problem:
-            problems = problems + [cgroup_problem]
+        cgroup, cgroup_result = cgroup_layer.make(config, f"{cgroups.PREFIX}{os.getpid()}")
+        entered = namespaces_layer.enter(config)  # the worker forked next is PID 1 of its own
         report_r, report_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(report_r)
             keeper_sock.close()
-            worker_main(config, worker_sock, log_fd, report_w, flags, problems)
+            worker_main(config, worker_sock, log_fd, report_w, (cgroup_result, entered))
             os._exit(0)  # worker_main never returns
         os.close(report_w)
         worker_sock.close()
         os.close(log_fd)
         report = _read_report(report_r, timeout=30.0)
         _send(keeper_sock, {"pid": pid, "isolation": report})
-        status = _supervise(pid, keeper_sock, own_pid_namespace=bool(flags & namespaces.CLONE_NEWPID),
-                            cgroup=cgroup)
+        own_pids = bool(entered.fact("flags") & namespaces.CLONE_NEWPID)
+        status = _supervise(pid, keeper_sock, own_pid_namespace=own_pids, cgroup=cgroup)
         if cgroup is not None:
             cgroup.leave_and_remove()
         _send(keeper_sock, {"exit": status})
@@ -104,14 +92,6 @@ def parse_report(data):
         return report if isinstance(report, dict) else {}
     except ValueError:
         return {"confined": False, "problems": ["the worker stopped before confining itself"]}
-
-
-def bounds_in_words(config, cgroup):
-    """What the box's cgroup bounds, for the isolation report (the worker writes it)."""
-    config["memory_bound"] = (f"{cgroup.kind}: at most {config['limits']['memory_bytes'] // 2**20 + 512} MiB "
-                              f"for the whole box (all its processes, files and shared memory together), "
-                              f"at most {config['limits']['max_processes']} processes" if cgroup else None)
-    config["cpu_bound"] = cgroup.cpu if cgroup else None
 
 
 def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
@@ -164,25 +144,16 @@ def _kill(pid, own_pid_namespace):
 
 
 # -- the worker ------------------------------------------------------------------------------
-def worker_main(config, worker_sock, log_fd, report_fd, flags, problems):
-    """Confine, report, then serve the judge. Never returns."""
+def worker_main(config, worker_sock, log_fd, report_fd, made):
+    """Confine (after ``made``, the results of the layers the maker applied),
+    report, then serve the judge. Never returns."""
     code = 0
     try:
         namespaces.die_with_parent()
-        run_on_cpus(config.get("cpus"))
-        keep = {worker_sock.fileno(), log_fd, report_fd}
-        for fd in _open_fds():
-            if fd > 2 and fd not in keep:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        guard = assignment_side.guard(config.get("module"))
-        config["emptied"] = guard.source_files() if guard is not None else []
-        # machine code the guard takes out of the box's reach for good (confine.code_seal)
-        config["sealed"] = guard.sealed_code() if hasattr(guard, "sealed_code") else None
-        report = confine(config, flags, problems)
-        if config.get("probe"):
+        config = with_guard(config)
+        box = confine(config, made, keep_fds=(worker_sock.fileno(), log_fd, report_fd))
+        report = isolation.box_report(box.results)
+        if config.probe:
             os.write(report_fd, json.dumps(report).encode())
             os._exit(0)
         os.write(report_fd, json.dumps(report).encode())
@@ -191,32 +162,20 @@ def worker_main(config, worker_sock, log_fd, report_fd, flags, problems):
             code = EXIT_CONFINEMENT_FAILED
             return
         from autograder.sandbox import worker
-        worker.run(worker_sock, config["submission"], config["module"], log_fd,
-                   scratch=config["scratch"] if report.get("scratch_writable") else None)
+        worker.run(worker_sock, box.submission, config.module, log_fd,
+                   scratch=box.scratch if report.get("scratch_writable") else None)
     except BaseException:  # noqa: B036
         code = code or 70
     finally:
         os._exit(code)
 
 
-def run_on_cpus(cpus):
-    """Keep this process (and whatever it starts) on ``cpus``, the CPUs of the
-    grading process that asked for the box (a batch pins each to one): a call
-    and its answer then wake each other on one CPU instead of across two. Only
-    CPUs this process may use count; where none is left, or there is no affinity
-    (macOS), nothing changes: where a box runs is never a matter of confinement."""
-    if not cpus or not isinstance(cpus, list) or not hasattr(os, "sched_setaffinity"):
-        return
-    chosen = {cpu for cpu in cpus if type(cpu) is int} & os.sched_getaffinity(0)
-    if chosen:
-        try:
-            os.sched_setaffinity(0, chosen)
-        except OSError:
-            pass
-
-
-def _open_fds():
-    try:
-        return [int(name) for name in os.listdir("/proc/self/fd")]
-    except OSError:
-        return list(range(3, 1024))
+def with_guard(config):
+    """``config`` with what its module's guard asks of the box: files it sees empty,
+    machine code sealed (:mod:`autograder.sandbox.confine.code_seal`)."""
+    guard = assignment_side.guard(config.module)
+    if guard is None:
+        return config
+    request = guard.sealed_code() if hasattr(guard, "sealed_code") else None
+    sealed = SealRequest(str(request.get("what")), tuple(request.get("addresses") or ())) if request else None
+    return dataclasses.replace(config, emptied=tuple(guard.source_files()), sealed=sealed)

@@ -11,6 +11,7 @@
 Both hand out :class:`Box` objects with the same surface: ``sock`` (the
 worker's socket), ``isolation`` (what held), ``kill()``, ``exit_status()``.
 """
+import dataclasses
 import json
 import os
 import secrets
@@ -155,7 +156,7 @@ class ZygoteBoxes:
         self.process = process
         self._ready = (channel is not None and process is None) if ready is None else ready
         self.error = None
-        self.cpus = None  # the CPUs the boxes asked for here run on (box.run_on_cpus); None: any
+        self.cpus = None  # the CPUs the boxes asked for here run on (the "cpu affinity" layer); None: any
 
     @classmethod
     def start(cls):
@@ -204,13 +205,13 @@ class ZygoteBoxes:
         (:meth:`finish_box` waits for that). Several boxes confine in parallel."""
         self._wait_ready()
         if self.cpus:
-            config = dict(config, cpus=list(self.cpus))
+            config = dataclasses.replace(config, cpus=tuple(self.cpus))
         worker_ours, worker_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         keeper_ours, keeper_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        log_fd = os.open(config["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+        log_fd = os.open(config.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
                          0o600)
         try:
-            socket.send_fds(self.channel, [json.dumps({"op": "box", "config": config}).encode()],
+            socket.send_fds(self.channel, [json.dumps({"op": "box", "config": config.to_wire()}).encode()],
                             [worker_theirs.fileno(), keeper_theirs.fileno(), log_fd])
         finally:
             for item in (worker_theirs, keeper_theirs):
@@ -319,13 +320,12 @@ class SpawnBoxes:
         bootstrap = ("import sys; sys.path.insert(0, sys.argv[1]); del sys.argv[1]; "
                      "from autograder.sandbox import worker; worker.main()")
         argv = [sys.executable, "-I", "-B", "-c", bootstrap, PACKAGE_ROOT, "127.0.0.1",
-                str(listener.getsockname()[1]), token, config["submission"], config["module"],
-                config["log"]]
-        with open(config["log"], "ab"):
+                str(listener.getsockname()[1]), token, config.submission, config.module, config.log]
+        with open(config.log, "ab"):
             pass
         argv, isolation = platforms.wrap_command(argv, config) if wrap else (argv, platforms.unconfined(
             "the platform's sandbox could not be used"))
-        options = {"cwd": config["submission"], "env": scrubbed_environment(),
+        options = {"cwd": config.submission, "env": scrubbed_environment(),
                    "stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
                    "stderr": subprocess.DEVNULL}
         options.update(platforms.popen_options(config))

@@ -13,31 +13,17 @@ size bound, and decoded with bounds on depth and size
 (:mod:`autograder.sandbox.wire`); anything malformed is the student's call's
 protocol error, never the grader's.
 """
-import os
 import secrets
 import select
 import socket
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from autograder.intake.submitted_text import clean
 from autograder.sandbox import assignment_side, call_clock, wire
 from autograder.sandbox.boxes import BoxError
+from autograder.sandbox.confine.box_config import BoxLimits, for_module
 from autograder.sandbox.confine.code_seal import EXIT_SEALED
-
-def disabled_layers():
-    """Sandbox layers switched off to test the degraded paths
-    (``AUTOGRADER_SANDBOX_DISABLE=namespaces,landlock,cgroups,minimal_root,seccomp``); never for real grading."""
-    return [name.strip() for name in os.environ.get("AUTOGRADER_SANDBOX_DISABLE", "").split(",")
-            if name.strip() in ("namespaces", "landlock", "cgroups", "minimal_root", "seccomp")]
-
-
-def box_config(spec, module, limits, **extra):
-    """What the zygote needs to make a box for ``module`` (plain data)."""
-    config = {key: spec.get(key) for key in ("submission", "scratch", "log", "uid", "gid", "hide", "forbidden")}
-    config.update(module=module, limits=limits.for_box(), disable=disabled_layers(), **extra)
-    return config
-
 
 @dataclass
 class Limits:
@@ -56,9 +42,10 @@ class Limits:
     max_open_files: int = 64         # bounds pipes and socket buffers held as memory
 
     def for_box(self):
-        return {key: value for key, value in asdict(self).items()
-                if key in ("memory_bytes", "cpu_seconds", "max_processes", "max_file_bytes",
-                           "scratch_bytes", "max_open_files")}
+        """What the box itself enforces (the rest is the judge's clock)."""
+        return BoxLimits(memory_bytes=self.memory_bytes, cpu_seconds=self.cpu_seconds,
+                         max_processes=self.max_processes, max_file_bytes=self.max_file_bytes,
+                         scratch_bytes=self.scratch_bytes, max_open_files=self.max_open_files)
 
 
 @dataclass
@@ -132,6 +119,9 @@ class Sandbox:
         return bool(self.spec.get("present")) and not self.spec.get("problem")
 
     # -- process management -------------------------------------------------
+    def _box_config(self):
+        return for_module(self.spec, self.module_name, self.limits.for_box())
+
     def request_box(self):
         """Ask for this module's box without waiting for its confinement (prestart)."""
         if self._box is not None or self._pending is not None or not self.wanted() \
@@ -139,7 +129,7 @@ class Sandbox:
             return
         started = time.monotonic()
         try:
-            self._pending = self.boxes.request_box(box_config(self.spec, self.module_name, self.limits))
+            self._pending = self.boxes.request_box(self._box_config())
         except (BoxError, OSError):
             self._pending = None  # _start() asks again and reports what went wrong
         finally:
@@ -153,7 +143,7 @@ class Sandbox:
             if pending is not None:
                 self._box = self.boxes.finish_box(pending, self.limits.import_timeout)
             else:
-                config = box_config(self.spec, self.module_name, self.limits)
+                config = self._box_config()
                 self._box = self.boxes.new_box(config, self.limits.import_timeout)
         except (BoxError, OSError) as exc:
             self._import_error = StudentError("sandbox", message=str(exc)[:300])

@@ -1,14 +1,21 @@
-"""What confined a submission: the boxes' reports, combined into one, and
-what a box would get on this machine (a probe box that runs no student code).
+"""What confined a submission: each box's report, drawn from its layers'
+results, the reports of many boxes combined into one, and what a box would get
+on this machine (a probe box that runs no student code).
 
-Each box reports what held for it (:func:`autograder.sandbox.confine.confinement.confine`);
-a grade shows the weakest: it is ``confined`` only when every box was. A box can
-be ``confined`` with a layer missing (a minimal root stands in for the syscall
-filter's refusal of pathname sockets, Landlock's TCP rule for a network
-namespace): the combined report then names it in ``missing_layers``, and every
-summary of it says so, never a bare "confined".
+The verdict is made here and only here, apart from the mechanisms: a box's
+worker applies its layers (:func:`autograder.sandbox.confine.confinement.confine`)
+and writes :func:`box_report` of their results; a grade shows the weakest: it
+is ``confined`` only when every box was. A box can be ``confined`` with a layer
+missing (a minimal root stands in for the syscall filter's refusal of pathname
+sockets, Landlock's TCP rule for a network namespace): the combined report then
+names it in ``missing_layers``, and every summary of it says so, never a bare
+"confined".
 """
+import sys
+
 from autograder import active_assignment
+from autograder.sandbox.confine import limits as rlimit_words, namespaces
+from autograder.sandbox.confine.layers.result import Status
 
 KEYS = ("root", "fs", "syscalls", "network", "signals", "process_namespace", "uid", "scratch", "memory", "cpu")
 MAX_PROBLEMS = 12
@@ -22,6 +29,91 @@ LAYERS = (
     ("process namespace", "process_namespace", lambda value: value is True),
     ("cgroup", "memory", lambda value: str(value).startswith("cgroup")),
 )
+
+
+def box_report(results):
+    """One box's report from its layers' results (``LayerResult``, in the order they
+    ran): what held, in words a TA reads, and whether the box is ``confined``."""
+    by_name = {result.layer: result for result in results}
+
+    def held(layer):
+        return layer in by_name and by_name[layer].held
+
+    def fact(layer, name, default=None):
+        return by_name[layer].fact(name, default) if layer in by_name else default
+
+    flags = fact("namespaces", "flags", 0)
+    own_mounts, own_net = bool(flags & namespaces.CLONE_NEWNS), bool(flags & namespaces.CLONE_NEWNET)
+    own_pids = bool(flags & namespaces.CLONE_NEWPID)
+    report = {"clean_process": True, "platform": sys.platform, "process_namespace": own_pids,
+              "memory": fact("cgroup", "memory") or "per process (rlimit)"}
+    minimal = held("minimal root")
+    report["root"] = (by_name["minimal root"].words if minimal
+                      else "the machine's, read-only" if own_mounts else "the machine's")
+    if held("own uid"):
+        report["uid"] = by_name["own uid"].words
+    elif "own uid" in by_name and by_name["own uid"].status is Status.NOT_AVAILABLE:
+        report["uid"] = f"the grading user's uid {fact('own uid', 'uid')}" + \
+            (" (no capabilities)" if held("capabilities") else "")
+    problems = [problem for result in results for problem in result.problems]
+    if any(result.status is Status.REFUSED for result in results):
+        report.update(refused=True, confined=False, problems=problems)
+        return report
+    sealed, fs_confined, filtered = held("code seal"), held("Landlock"), held("syscall filter")
+    if sealed:  # what a box that ends with code_seal.EXIT_SEALED reached
+        report["sealed"] = fact("code seal", "what")
+    report["fs"] = (by_name["Landlock"].words if fs_confined else "minimal root, read-only" if minimal
+                    else "read-only mounts, grader folders hidden" if own_mounts else "none")
+    report["syscalls"] = by_name["syscall filter"].words if filtered else "not filtered"
+    if filtered and sealed:
+        report["syscalls"] += f"; sealed: {by_name['code seal'].words}"
+    if sealed and not (filtered and fs_confined):  # new executable memory, or /proc/<pid>/mem, could undo it
+        problems.append("code seal: " + ("no syscall filter" if not filtered else "no Landlock") +
+                        " here, so the sealed code could be written back")
+    abi = fact("Landlock", "abi", 0) if fs_confined else 0
+    as_root = held("own uid")
+    net_blocked = own_net or abi >= 4
+    report["network"] = ("none (empty network namespace)" if own_net
+                         else "TCP blocked (Landlock)" if net_blocked else "open")
+    signals_scoped = own_pids or abi >= 6 or as_root
+    report["signals"] = ("own process namespace" if own_pids else "Landlock scope" if abi >= 6
+                         else "uid of its own" if as_root else "open")
+    lim = fact("rlimits", "limits")
+    scratch_mounted = fact("minimal root", "scratch", False) or fact("read-only tree", "scratch", False)
+    report["scratch"] = (f"tmpfs, {lim.scratch_bytes // 2**20} MiB" if scratch_mounted
+                         else "none (nothing writable)" if fs_confined else "unbounded folder")
+    report["scratch_writable"] = scratch_mounted or not fs_confined
+    # Confined: nothing outside its box readable or writable, no network, no
+    # signal leaving the box, and everything it starts dies with it.
+    # No pathname socket reachable: none visible (minimal root) or none creatable (filter).
+    report["confined"] = bool(fs_confined and net_blocked and signals_scoped and own_pids
+                              and (minimal or filtered))
+    report["memory"] = fact("cgroup", "memory") or memory_words(lim, filtered, own_mounts)
+    report["cpu"] = fact("cgroup", "cpu") or (f"{lim.cpu_seconds} s of CPU per process, "
+                                              f"lower priority (nice {fact('rlimits', 'nice')}); no share of its own")
+    report["problems"] = problems
+    return report
+
+
+def memory_words(lim, filtered, no_shm):
+    """What bounds a box's memory without a cgroup (``lim``: its ``BoxLimits``), in
+    words a TA reads without a manual; what does not hold is said too."""
+    words = [f"each process at most {lim.memory_bytes // 2**20} MiB of address space, at most "
+             f"{lim.max_processes} processes (no cgroup: the box's total is not one number)"]
+    held = [f"{lim.scratch_bytes // 2**20} MiB scratch"]
+    if filtered:
+        held.append("memfd, System V and POSIX IPC, socket pairs, epoll, inotify, splice and record locks refused, "
+                    "pipes at 64 KiB")
+    if no_shm:
+        held.append("no /dev/shm")
+    if lim.max_open_files:
+        held.append(f"{lim.max_open_files} more open files")
+    held.append(f"{rlimit_words.PENDING_SIGNALS} pending signals and timers")
+    words.append(", ".join(held))
+    if not filtered:
+        words.append("NOT bounded (no syscall filter): memfd, System V shared memory and message queues, "
+                     "socket buffers, record locks")
+    return "; ".join(words)
 
 
 def missing_layers(report):
@@ -83,22 +175,22 @@ class _Probe:
         import tempfile
 
         from autograder.intake import submission
-        from autograder.sandbox import boxes as box_factories, uids
+        from autograder.sandbox import uids
         from autograder.sandbox.confine import platforms
         # Here, not at the top: the reports read this module's layer names and
-        # the client imports torch, which a class report must not load.
-        from autograder.sandbox.client import box_config
+        # need nothing that makes a box (a class report must not load torch).
+        from autograder.sandbox.confine.box_config import for_module
 
         self._area = self._box = self._report = self._error = None
         self._boxes = boxes
         try:
-            self._area = tempfile.TemporaryDirectory(prefix="amp-probe-")
+            self._area = tempfile.TemporaryDirectory(prefix="autograder-probe-")
             uid = uids.allocate(1)[0]
             area = self._area.name
             specs, _ = submission.take(area, area, uid, uid)  # an empty submission: nothing to read
             first = active_assignment.current().modules[0]
-            config = box_config(specs[first], first, limits, probe=True)
-            if isinstance(boxes, box_factories.SpawnBoxes):
+            config = for_module(specs[first], first, limits.for_box(), probe=True)
+            if not hasattr(boxes, "request_box"):  # spawned workers (macOS, Windows): what the platform gives
                 self._report = platforms.wrap_command([], config)[1]
             else:
                 self._box = boxes.request_box(config)

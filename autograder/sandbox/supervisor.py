@@ -27,26 +27,16 @@ import time
 
 from autograder.sandbox import box
 from autograder.sandbox.confine import cgroups, limits, namespaces
+from autograder.sandbox.confine.layers import cgroup as cgroup_layer, namespaces as namespaces_layer
 
 REPORT_TIMEOUT_S = 30.0
-_OTHER_NAMESPACES = namespaces.CLONE_NEWNS | namespaces.CLONE_NEWNET | namespaces.CLONE_NEWIPC
 _own_pid_namespace = None
 
 
 def applies(config):
     """Whether the zygote keeps this box itself: as root, with namespaces."""
-    return (config.get("uid") is not None and "namespaces" not in config.get("disable", ())
+    return (config.as_root and not config.disabled("namespaces")
             and hasattr(os, "pidfd_open") and os.geteuid() == 0)
-
-
-def box_cgroup(config):
-    """``(cgroup or None, problem or None)`` for the box of ``config`` (as root)."""
-    if "cgroups" in config.get("disable", ()):
-        return None, None
-    lim = config["limits"]
-    return cgroups.box_cgroup(f"{cgroups.PREFIX}{os.getpid()}-{time.monotonic_ns()}",
-                              lim["memory_bytes"] + box.CGROUP_HEADROOM_BYTES,
-                              lim["max_processes"] + box.CGROUP_EXTRA_TASKS, join=False)
 
 
 class KeptBox:
@@ -159,9 +149,8 @@ def fork_box(config, worker_sock, keeper_sock, log_fd, channels):
     cgroup, report_r, report_w, pid = None, None, None, -1
     try:
         try:
-            cgroup, cgroup_problem = box_cgroup(config)
-            box.bounds_in_words(config, cgroup)
-            problems = [cgroup_problem] if cgroup_problem else []
+            cgroup, made = cgroup_layer.make(config, f"{cgroups.PREFIX}{os.getpid()}-{time.monotonic_ns()}",
+                                             join=False)
             report_r, report_w = os.pipe()
             pid = os.fork()
         finally:
@@ -178,7 +167,7 @@ def fork_box(config, worker_sock, keeper_sock, log_fd, channels):
             os.close(report_r)
         except BaseException:  # noqa: B036 - never back into the zygote's loop
             os._exit(box.EXIT_CONFINEMENT_FAILED)
-        start_worker(config, cgroup, worker_sock, log_fd, report_w, problems)  # never returns
+        start_worker(config, cgroup, made, worker_sock, log_fd, report_w)  # never returns
     try:
         os.close(report_w)
         report_w = None
@@ -209,20 +198,16 @@ def _undo_box(pid, cgroup, *fds):
                 os.close(fd)
 
 
-def start_worker(config, cgroup, worker_sock, log_fd, report_w, problems):
+def start_worker(config, cgroup, made, worker_sock, log_fd, report_w):
     """(The forked worker, PID 1 of its namespace) Join the cgroup, enter the
-    other namespaces, then confine and serve (:func:`box.worker_main`)."""
+    other namespaces, then confine and serve (:func:`box.worker_main`); ``made``:
+    the cgroup layer's result."""
     try:
         os.setsid()  # no signal to our process group reaches the zygote
         namespaces.dumpable()
         if cgroup is not None:
             cgroup.join_self()  # first: everything the box starts is born inside
-        flags = namespaces.CLONE_NEWPID if os.getpid() == 1 else 0
-        try:
-            namespaces.unshare(_OTHER_NAMESPACES)
-            flags |= _OTHER_NAMESPACES
-        except OSError as exc:
-            problems.append(f"namespaces: {exc.strerror}")
+        entered = namespaces_layer.enter_rest()
     except BaseException:  # noqa: B036 - no student code runs: the report says nothing held
         os._exit(box.EXIT_CONFINEMENT_FAILED)
-    box.worker_main(config, worker_sock, log_fd, report_w, flags, problems)
+    box.worker_main(config, worker_sock, log_fd, report_w, (made, entered))

@@ -8,7 +8,8 @@ judge in its memory. It never runs student code itself.
 It listens on SOCK_SEQPACKET channels. Each message is one JSON object, with
 file descriptors attached where noted:
 
-* ``{"op": "box", "config": {...}}`` + [worker socket, keeper socket, log fd]:
+* ``{"op": "box", "config": {...}}`` (a :class:`~autograder.sandbox.confine.box_config.BoxConfig`
+  as plain data) + [worker socket, keeper socket, log fd]:
   as root, fork the worker and keep the box here
   (:mod:`autograder.sandbox.supervisor`); otherwise fork a box keeper
   (:func:`autograder.sandbox.box.keeper_main`); answer ``{"ok": true}``.
@@ -177,6 +178,7 @@ def _shut_down(boxes, keepers, timeout=10.0):
 
 def serve(first):
     from autograder.sandbox import supervisor
+    from autograder.sandbox.confine.box_config import BoxConfig
 
     channels = [first]
     boxes = []       # supervisor.KeptBox: the boxes this process keeps itself (as root)
@@ -224,17 +226,17 @@ def serve(first):
                 # Answered first: the judge asks for its next box (or goes on) while this
                 # one is forked. What happens to the box comes over its keeper socket.
                 _reply(channel, {"ok": True})
-                config = request.get("config", {})
                 worker_sock, keeper_sock = socket.socket(fileno=fds[0]), socket.socket(fileno=fds[1])
                 try:
+                    config = BoxConfig.from_wire(request.get("config"))
                     kept = supervisor.fork_box(config, worker_sock, keeper_sock, fds[2], channels) \
                         if supervisor.applies(config) else None
                     if kept is None:
                         keepers.add(_fork_keeper(config, worker_sock, keeper_sock, fds[2], channels, boxes))
                     else:
                         boxes.append(kept)
-                except OSError as exc:  # out of processes or descriptors: this box fails, the zygote goes on
-                    _refuse_box(worker_sock, keeper_sock, fds[2], exc)
+                except (OSError, ValueError) as exc:  # out of processes or descriptors, or a config that is
+                    _refuse_box(worker_sock, keeper_sock, fds[2], exc)  # none: this box fails, the zygote goes on
             else:
                 _close_all(fds)
                 _reply(channel, {"ok": False, "error": f"unknown request {op!r}"})
@@ -264,7 +266,7 @@ def _refuse_box(worker_sock, keeper_sock, log_fd, exc):
     """Tell the judge why its box could not be made (it reads its keeper socket), and
     let go of what the box would have had."""
     with contextlib.suppress(OSError):
-        keeper_sock.send(json.dumps({"error": f"{exc.strerror or exc}"[:200]}).encode())
+        keeper_sock.send(json.dumps({"error": f"{getattr(exc, 'strerror', None) or exc}"[:200]}).encode())
     _close_all([log_fd])
     worker_sock.close()
     keeper_sock.close()

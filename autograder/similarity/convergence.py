@@ -1,7 +1,7 @@
 """What honest students write alike: learned from independent correct solutions.
 
-A stub's comments all but dictate some lines (TODO 5's one multiplication, TODO
-6's loop "multiply by 1/scale"): students who never saw each other's work write
+A stub's comments all but dictate some lines (a one-line multiplication, a loop
+the comment spells out): students who never saw each other's work write
 them the same way. Closeness there is no evidence. What counts as dictated is
 learned from a set of independently written correct solutions on the current
 stubs and the reference solution (one more independent author): a k-gram of

@@ -2,8 +2,8 @@
 
 Each module is compared only with the same module of the other students, with
 the reference solution and, where the assignment names one, with a file of an
-installed framework (``SIMILARITY_FRAMEWORK``: the student's scaler against
-torch's GradScaler). Scores are copydetect's, on each file's canonical form
+installed framework (``SIMILARITY_FRAMEWORK``: a student's class against
+the framework's own). Scores are copydetect's, on each file's canonical form
 (:mod:`autograder.similarity.fingerprints`). Left out before comparing, as
 boilerplate: the stub's text, what independent correct solutions write alike
 (:mod:`autograder.similarity.convergence`, learned by the calibration, never

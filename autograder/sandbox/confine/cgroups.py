@@ -11,7 +11,7 @@ where the controllers are enabled) or the v1 ``memory`` and ``pids``
 hierarchies. Without root, or where neither is writable, the box goes on with
 rlimits only and the isolation report says so.
 
-A box's cgroup is named after the process that made it (``amp-box-<pid>...``).
+A box's cgroup is named after the process that made it (``autograder-box-<pid>...``).
 One whose maker was killed outright (a judge killed with SIGKILL takes its
 zygote along) stays behind, empty: the next zygote removes those
 (:func:`remove_stale`).
@@ -27,7 +27,7 @@ import os
 import time
 
 ROOT = "/sys/fs/cgroup"
-PREFIX = "amp-box-"
+PREFIX = "autograder-box-"
 STALE_AFTER_S = 60.0  # younger ones may be a live zygote's, made a moment before its worker joins
 
 
@@ -180,7 +180,7 @@ def box_cgroup(name, memory_bytes, max_pids, join=True):
 
 
 def _maker_alive(name):
-    """Whether the process named in ``amp-box-<pid>[-...]`` still exists (True if unsure)."""
+    """Whether the process named in ``autograder-box-<pid>[-...]`` still exists (True if unsure)."""
     try:
         pid = int(name[len(PREFIX):].split("-")[0])
         os.kill(pid, 0)

@@ -41,7 +41,7 @@ def macos_profile(config):
         "(deny network*)",
         '(allow network-outbound (remote ip "localhost:*"))',
         "(deny file-write*)",
-        f"(allow file-write* (subpath {_sbpl_string(config['scratch'])}) (literal {_sbpl_string(config['log'])})"
+        f"(allow file-write* (subpath {_sbpl_string(config.scratch)}) (literal {_sbpl_string(config.log)})"
         ' (literal "/dev/null"))',
         "(deny file-read* " + " ".join(f"(subpath {_sbpl_string(path)})" for path in secret) + ")",
         "(deny signal)",
@@ -53,8 +53,8 @@ def macos_profile(config):
 def wrap_command(argv, config):
     """``(argv, isolation)``: the command, wrapped by the platform's sandbox where there is one."""
     report = _wrap(argv, config)
-    if config.get("uid") is not None:
-        report[1]["uid"] = f"uid {config['uid']} of its own"
+    if config.uid is not None:
+        report[1]["uid"] = f"uid {config.uid} of its own"
     return report
 
 
@@ -77,14 +77,14 @@ def _wrap(argv, config):
 
 
 def popen_options(config):
-    lim = config["limits"]
+    lim = config.limits
     if os.name == "nt":
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    uid = config.get("uid")
+    uid = config.uid
 
     def confine():
-        limits.apply_limits(lim["memory_bytes"], lim["cpu_seconds"], lim["max_processes"],
-                            lim["max_file_bytes"], own_uid=uid is not None)
+        limits.apply_limits(lim.memory_bytes, lim.cpu_seconds, lim.max_processes, lim.max_file_bytes,
+                            own_uid=uid is not None)
         if uid is not None:  # never root: a uid of its own (a failure here stops the worker)
             from autograder.sandbox.confine.namespaces import become
 
@@ -99,7 +99,7 @@ def contain(process, config, isolation):
     if os.name != "nt":
         return None
     try:
-        job = _windows_job(config["limits"])
+        job = _windows_job(config.limits)
         import ctypes
 
         kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
@@ -136,8 +136,8 @@ def _windows_job(lim):
         raise OSError(ctypes.get_last_error(), "CreateJobObjectW")
     info = Extended()
     info.BasicLimitInformation.LimitFlags = kill_on_close | active_process | process_memory
-    info.BasicLimitInformation.ActiveProcessLimit = int(lim["max_processes"])
-    info.ProcessMemoryLimit = int(lim["memory_bytes"]) + 3 * 2**30  # torch itself needs ~1-2 GB
+    info.BasicLimitInformation.ActiveProcessLimit = int(lim.max_processes)
+    info.ProcessMemoryLimit = int(lim.memory_bytes) + 3 * 2**30  # torch itself needs ~1-2 GB
     if not kernel32.SetInformationJobObject(wintypes.HANDLE(job), 9, ctypes.byref(info), ctypes.sizeof(info)):
         raise OSError(ctypes.get_last_error(), "SetInformationJobObject")
     return job
