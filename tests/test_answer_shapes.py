@@ -104,6 +104,7 @@ def test_every_named_run_declares_the_shape_of_its_answer():
         assert isinstance(assignment_side.answer_shape(name, spec), shapes.Shape), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_the_reference_solutions_answers_have_their_shape(name):
     module = solution(OWNER[name.split("_")[0]])
@@ -130,6 +131,7 @@ def test_random_values_are_refused_with_a_shape_error_alone():
     assert accepted  # some random values do fit (a None, a float against PLAIN)
 
 
+@pytest.mark.slow
 def test_the_largest_answer_the_wire_lets_through_is_checked_quickly():
     """A check walks an answer once: 100,000 values (the wire's bound) in well under a second."""
     shape = scenarios.ANSWER_SHAPES["scaler_training"]({"iterations": 10})

@@ -62,6 +62,7 @@ FORGED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("forgery", sorted(FORGED))
 def test_an_answer_of_another_shape_is_the_calls_protocol_error(forgery):
     spec = SPECS["scaler_state_round_trip"]

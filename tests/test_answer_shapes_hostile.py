@@ -17,7 +17,7 @@ import pytest
 
 from helpers import ROOT, make_submission, solution_source
 
-pytestmark = pytest.mark.hostile
+pytestmark = [pytest.mark.hostile, pytest.mark.slow]  # its one test grades ~7 s
 
 # Prepended to each module: the worker's own socket writer, rewritten from inside the box.
 FORGER = '''

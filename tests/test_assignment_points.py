@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from autograder import active_assignment
+from autograder.assignment import description
 from autograder.judging import engine
 
 ASSIGNMENT = active_assignment.current()
@@ -23,6 +24,16 @@ def suite_points():
     lines = [line for line in proc.stdout.splitlines() if line.startswith("POINTS ")]
     assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(lines[-1][len("POINTS "):])
+
+
+def test_the_chapters_description_reaches_the_engine_whole():
+    """What the seam reads of this folder's description is the description's own, and every
+    module it names for the engine to import imports (the fast tier's test of the chapter)."""
+    chapter = active_assignment.load("autograder.assignment")
+    assert chapter.modules == tuple(description.MODULES)
+    assert chapter.hidden_points == description.HIDDEN_POINTS
+    for name in (chapter.grade_hooks, chapter.worker_side, *chapter.suite_plugins):
+        assert chapter.resolve(name), name
 
 
 def test_hidden_points_table_matches_the_hidden_suites(suite_points):

@@ -165,6 +165,7 @@ def test_progress_bar_lines_and_tty():
 
 
 # -- the batch itself ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_outputs_exist(graded_class):
     out = graded_class["out"]
     for name in ("scores.csv", "report.md", "report.html", "run.json", "score_distribution.png",
@@ -180,6 +181,7 @@ def test_outputs_exist(graded_class):
     assert "[6/6]" in graded_class["proc"].stderr  # progress, one line per student off a terminal
 
 
+@pytest.mark.slow
 def test_csv_rows_and_columns(graded_class):
     out = graded_class["out"]
     rows = read_csv(out / "scores.csv")
@@ -209,6 +211,7 @@ def test_csv_rows_and_columns(graded_class):
     assert float(frank["loss_scaler"]) == float(alice["loss_scaler"])
 
 
+@pytest.mark.slow
 def test_same_totals_as_single_grade(graded_class, single_grades):
     out = graded_class["out"]
     for student, single in single_grades.items():
@@ -229,6 +232,7 @@ def test_same_totals_as_single_grade(graded_class, single_grades):
                == single["extra_data"]["lang"] for student, single in single_grades.items()) >= 2
 
 
+@pytest.mark.slow
 def test_feedback_is_in_each_repository_language(graded_class):
     """amp-alice's repository sets zh (as the template does); the others set nothing."""
     manifest = json.loads((graded_class["out"] / "run.json").read_text(encoding="utf-8"))
@@ -239,6 +243,7 @@ def test_feedback_is_in_each_repository_language(graded_class):
     assert carol["extra_data"]["lang"] == "en" and "Visible tests passed" in carol["output"]
 
 
+@pytest.mark.slow
 def test_results_json_is_the_single_grade_format(graded_class):
     data = json.loads((graded_class["out"] / "amp-alice" / "results.json").read_text(encoding="utf-8"))
     assert {"score", "max_score", "tests", "output", "extra_data"} <= set(data)
@@ -247,6 +252,7 @@ def test_results_json_is_the_single_grade_format(graded_class):
     assert zero["score"] == 0 and "no submission found" in zero["tests"][0]["output"]
 
 
+@pytest.mark.slow
 def test_report_markdown(graded_class):
     report = (graded_class["out"] / "report.md").read_text(encoding="utf-8")
     for heading in ("## Score distribution", "## Modules", "## What the class got wrong", "## Per-test pass rates",
@@ -266,6 +272,7 @@ def test_report_markdown(graded_class):
     assert page.count('<section class="student"') == 5   # gina: a folder without a submission, no view
 
 
+@pytest.mark.slow
 def test_manifest_records_seed_and_layouts(graded_class):
     manifest = json.loads((graded_class["out"] / "run.json").read_text(encoding="utf-8"))
     assert manifest["seed"] == SEED and manifest["shard"] is None
@@ -376,6 +383,7 @@ def test_hang_and_grader_killer_only_cost_their_own_rows(tmp_path):
     assert working_copies() <= copies_before
 
 
+@pytest.mark.slow
 def test_crashed_child_is_recorded_and_isolated(tmp_path, monkeypatch):
     """A grading child that dies without results: 'crashed', zero, reason; the
     other student in the same batch is graded normally."""
@@ -405,6 +413,7 @@ def test_crashed_child_is_recorded_and_isolated(tmp_path, monkeypatch):
     assert lives["score"] == 2
 
 
+@pytest.mark.slow
 def test_a_grading_process_grades_one_student_after_another(tmp_path, monkeypatch):
     """One slot (--jobs 1): its process grades student after student; a student
     whose grading kills it or fails costs only that row, and the next student gets
@@ -444,6 +453,7 @@ def test_a_grading_process_grades_one_student_after_another(tmp_path, monkeypatc
     assert set(_descendants()) <= before  # every grading process is gone
 
 
+@pytest.mark.slow
 def test_report_without_matplotlib(graded_class, tmp_path, monkeypatch):
     out = tmp_path / "out"
     shutil.copytree(graded_class["out"], out)
@@ -458,6 +468,7 @@ def test_report_without_matplotlib(graded_class, tmp_path, monkeypatch):
     assert "](score_distribution.png)" not in report and "| gina | no submission |" in report
 
 
+@pytest.mark.slow
 def test_a_chart_that_fails_is_left_out_and_the_rest_is_written(graded_class, tmp_path, monkeypatch):
     """Each chart is drawn in a process of its own: one that fails costs only its image."""
     from autograder.class_reports import charts
@@ -634,6 +645,7 @@ def test_guard_sees_edits_that_keep_size_and_times(tmp_path, monkeypatch, keep_c
             guard.restore()
 
 
+@pytest.mark.slow
 def test_guard_in_a_batch_warns_and_restores_before_the_next_student(tmp_path, monkeypatch):
     from autograder.judging.results import GradeReport, TestResult
 
@@ -667,6 +679,7 @@ def test_guard_in_a_batch_warns_and_restores_before_the_next_student(tmp_path, m
     assert len(warnings) == 1 and "a-tamperer" in warnings[0] and "suite.ini" in warnings[0]
 
 
+@pytest.mark.slow
 def test_interrupted_batch_still_writes_its_report(tmp_path, monkeypatch):
     """SIGTERM (or Ctrl-C) mid-batch: running and pending students are recorded as
     not graded, the report is written, the exit code is 130."""

@@ -15,6 +15,9 @@ import pytest
 from autograder.sandbox.confine import limits
 from helpers import ROOT, interruptible, make_submission, outliving
 
+# The slow tier (docs/maintaining.md): each test grades a class through the command line.
+pytestmark = pytest.mark.slow
+
 ENDLESS = "def unscale_gradients(scaled_gradients, scale):\n    while True:\n        pass\n"
 
 

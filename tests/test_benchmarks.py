@@ -2,6 +2,11 @@
 import importlib.util
 import pathlib
 
+import pytest
+
+# The slow tier (docs/maintaining.md): each benchmark runs end to end (~10-90 s).
+pytestmark = pytest.mark.slow
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 

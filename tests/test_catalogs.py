@@ -29,6 +29,7 @@ def zh_catalog():
     return table
 
 
+@pytest.mark.slow
 def test_every_message_has_a_translation(found, zh_catalog):
     missing = [f"{where}: {msgid}" for msgid, (_area, where) in found.items()
                if not zh_catalog.get(msgid, ("", "", False))[1] or zh_catalog[msgid][2]]
@@ -108,6 +109,7 @@ def graded_catalog(zh_catalog):
     return {msgid: string for msgid, (name, string, _fuzzy) in zh_catalog.items() if string and name != "lab.po"}
 
 
+@pytest.mark.slow
 def test_glossary_terms_are_the_ones_the_catalogs_use(graded_catalog):
     rows = glossary()
     assert len(rows) >= 15 and any("损失缩放" in chinese for _english, chinese in rows)
@@ -172,6 +174,7 @@ def clause_problems(calls):
     return problems
 
 
+@pytest.mark.slow
 def test_placeholders_that_take_a_clause_get_one():
     calls = list(message_calls())
     assert any("{outcome}" in msgid for _where, msgid, _kw in calls)
@@ -207,6 +210,7 @@ def typical_values(msgid):
     return values
 
 
+@pytest.mark.slow
 def test_every_message_renders_in_both_languages_with_typical_values(zh_catalog):
     problems = []
     for msgid, (_name, translation, _fuzzy) in zh_catalog.items():

@@ -63,6 +63,7 @@ def _module_tests(report, module):
     return [t for t in report.tests if t.module == module]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="resource module (memory accounting)")
 def test_forged_reply_frames_are_protocol_errors_charged_to_the_student(grade_dir):
     import resource
@@ -133,6 +134,7 @@ def _is_socket(fd):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox's descriptors")
 def test_raw_frames_on_the_workers_socket_fail_only_the_students_tests(tmp_path):
     """A 5,000-digit number, nesting past the recursion limit, bytes that are not UTF-8,
@@ -200,6 +202,7 @@ OPERATOR_EVASION = mutate("loss_scaler", ("    def update(self):\n",
                                           "        _op(_s, _t, torch.zeros(()), 2.0, 0.5, 2000)\n"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, source", [("subclass_via_alias", SUBCLASS_EVASION),
                                           ("private_operator", OPERATOR_EVASION)])
 def test_built_by_hand_is_checked_by_behaviour(grade_dir, name, source):
@@ -212,6 +215,7 @@ def test_built_by_hand_is_checked_by_behaviour(grade_dir, name, source):
     assert table["amp_training_step"][0] == table["amp_training_step"][1]
 
 
+@pytest.mark.slow
 def test_helper_modules_are_not_part_of_a_submission(grade_dir):
     """The code moved into a helper next to loss_scaler.py: it cannot be imported."""
     helper = solution_source("loss_scaler")
@@ -223,6 +227,7 @@ def test_helper_modules_are_not_part_of_a_submission(grade_dir):
     assert any("scaler_helper.py" in note for note in report.notes)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges on Windows")
 def test_symlinked_module_is_reported_as_a_link(shared_boxes, tmp_path_factory):
     from autograder.judging.engine import grade_submission
@@ -238,6 +243,7 @@ def test_symlinked_module_is_reported_as_a_link(shared_boxes, tmp_path_factory):
     assert said_once_per_module([t.output for t in amp], "symbolic link") and "missing" not in amp[0].output
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_a_fifo_as_a_module_does_not_block(shared_boxes, tmp_path_factory):
     from autograder.judging.engine import grade_submission
@@ -320,6 +326,7 @@ print("LATE", json.dumps({"cli": ours(cli_late), "judge": ours(judge_late)}), "C
 """
 
 
+@pytest.mark.slow
 def test_judge_imports_nothing_after_student_code_ran(tmp_path):
     """Every grader module the judge and the command line use is loaded before the
     first box starts: nothing they load later can have been written by student code."""

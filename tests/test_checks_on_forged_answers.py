@@ -78,6 +78,7 @@ def forge(module, reference, rounds, label, honest_passes):
     return problems
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", MODULES)
 def test_forged_answers_never_break_the_checks(module):
     problems = forge(module, solution(module), ROUNDS, "solution", honest_passes=True)

@@ -89,6 +89,7 @@ def _drawn_texts(figure):
             + ([t for t in axes.get_legend().get_texts()] if axes.get_legend() else []) if text.get_text()]
 
 
+@pytest.mark.slow
 def test_a_chinese_chart_finds_a_font_for_every_character(monkeypatch, tmp_path):
     """Every text of the three charts in Chinese has each of its characters in DejaVu Sans or
     the CJK font chosen, and drawing them warns of no missing glyph."""
@@ -112,6 +113,7 @@ def test_a_chinese_chart_finds_a_font_for_every_character(monkeypatch, tmp_path)
     assert charts.missing_glyphs("分数分布", None) == ["分", "布", "数"]   # DejaVu Sans alone has none
 
 
+@pytest.mark.slow
 def test_without_a_cjk_font_the_charts_are_labelled_in_english(monkeypatch, tmp_path):
     """No installed font has the characters: English words and test titles, a one-line note
     on the terminal and in report.md, and no glyph warning."""
@@ -126,6 +128,7 @@ def test_without_a_cjk_font_the_charts_are_labelled_in_english(monkeypatch, tmp_
     assert charts.english_title({"name": f"amp_update: {translated}", "module": "amp_update", "lang": "zh"}) == msgid
 
 
+@pytest.mark.slow
 def test_writing_a_chinese_report_prints_no_glyph_warning(capfd, tmp_path):
     """The charts are drawn in forked processes: their stderr is the terminal's."""
     _chinese_class(tmp_path)
@@ -137,6 +140,7 @@ def test_writing_a_chinese_report_prints_no_glyph_warning(capfd, tmp_path):
         assert (tmp_path / chart).stat().st_size > 2000
 
 
+@pytest.mark.slow
 def test_no_cjk_font_note_in_report_md(monkeypatch, capfd, tmp_path):
     monkeypatch.setattr(charts, "cjk_family", lambda text: None)
     manifest = class_folders.build(tmp_path)

@@ -140,6 +140,7 @@ def chromium():
     return found
 
 
+@pytest.mark.slow
 def test_the_page_fits_1280_px_and_renders_chinese_in_chromium(tmp_path, chromium):
     build(tmp_path)
     found = measure(chromium, str(tmp_path / "report.html"))
@@ -149,6 +150,7 @@ def test_the_page_fits_1280_px_and_renders_chinese_in_chromium(tmp_path, chromiu
     assert 180 <= found["cjk_width"] <= 220, found
 
 
+@pytest.mark.slow
 def test_the_page_in_the_language_the_ta_asks_for(tmp_path):
     build(tmp_path)
     manifest = {"seed": 5, "report_lang": "zh", "students": {"amp-ana": {"status": "ok"},
@@ -160,6 +162,7 @@ def test_the_page_in_the_language_the_ta_asks_for(tmp_path):
     assert "amp-idle" in page and "Class report" not in page
 
 
+@pytest.mark.slow
 def test_the_students_table_sorts_and_filters_under_the_policy(tmp_path, chromium):
     """The page's own script runs (allowed by its hash): sorting by name and by total, filtering."""
     build(tmp_path)
@@ -186,6 +189,7 @@ def _chinese_class(tmp_path):
     return page, report, names
 
 
+@pytest.mark.slow
 def test_every_word_of_a_chinese_class_page_is_chinese(tmp_path):
     """Statuses, reasons, flags and their details, the filter, the failed tests' visibility,
     the deadline line, the left-out list: no English UI word outside names, code and numbers."""
@@ -210,6 +214,7 @@ def test_every_word_of_a_chinese_report_md_is_chinese(tmp_path):
     assert not ASCII_PUNCTUATION.findall(markdown_text(report)), ASCII_PUNCTUATION.findall(markdown_text(report))[:10]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [390, 1280])
 def test_the_chinese_class_page_fits_a_phone_and_a_laptop(tmp_path, chromium, width):
     """Nothing wider than the window but tables scrolling in their own box, with columns

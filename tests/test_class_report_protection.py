@@ -4,6 +4,8 @@ self-reported lab credit, which commit was graded, and the CSV columns of a
 deadline run. Shards graded with different deadlines are called out."""
 import csv
 
+import pytest
+
 from autograder.batch.jobs import add_extra_data
 from autograder.batch.manifest import merge_manifests
 from autograder.class_reports import write as class_write
@@ -57,6 +59,7 @@ def _section(report, title):
     return report.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
 
 
+@pytest.mark.slow
 def test_each_grade_says_how_it_was_protected(tmp_path):
     report = build(tmp_path)
     table = _section(report, "How each grade was protected")
@@ -72,6 +75,7 @@ def test_each_grade_says_how_it_was_protected(tmp_path):
     assert "yes (self-reported)" in _section(report, "Optional credit: `gpu_lab` (self-reported)")
 
 
+@pytest.mark.slow
 def test_graded_commits_section_and_csv_columns(tmp_path):
     report = build(tmp_path)
     assert "Deadline `2026-12-15T23:59:00+08:00`: each repository was graded at the last commit" in report
@@ -92,6 +96,7 @@ def test_graded_commits_section_and_csv_columns(tmp_path):
     assert rows["amp-cy"]["commit"] == "" and rows["amp-cy"]["later_commits"] == "3"
 
 
+@pytest.mark.slow
 def test_a_run_without_deadline_has_no_commit_columns(tmp_path):
     _write(tmp_path, "amp-ana", 4.0, CONFINED)
     class_write.write_all(tmp_path, {"seed": 7, "students": {"amp-ana": {"status": "ok"}}})

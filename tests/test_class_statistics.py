@@ -31,6 +31,7 @@ def _csv(out):
         return {row["student"]: row for row in csv.DictReader(handle)}
 
 
+@pytest.mark.slow
 def test_every_statistic_counts_only_the_students_with_work_of_their_own(graded):
     rows = graded["rows"]
     assert sorted(row.student for row in class_report.counted(rows)) == sorted(class_folders.COUNTED)
@@ -48,6 +49,7 @@ def test_every_statistic_counts_only_the_students_with_work_of_their_own(graded)
     assert "| 3/5 | 60% |" in graded["md"]
 
 
+@pytest.mark.slow
 def test_the_header_counts_folders_students_and_who_is_left_out(graded):
     header = ("9 folder(s): 7 student(s), 5 of them in the statistics. Left out: no work since the template: 1, "
               "crashed: 1. Folders without anything of a student: empty-repo, notes.")
@@ -55,6 +57,7 @@ def test_the_header_counts_folders_students_and_who_is_left_out(graded):
     assert "Every statistic and chart counts the 5 student(s) graded with work of their own" in graded["html"]
 
 
+@pytest.mark.slow
 def test_each_folder_left_out_is_listed_once_with_its_reason(graded):
     section = graded["md"].split("## Not in the statistics\n", 1)[1].split("\n## ", 1)[0]
     listed = re.findall(r"^\| (\S+) \| ([^|]+) \| ([^|]+) \|$", section, re.MULTILINE)[2:]
@@ -73,6 +76,7 @@ def test_each_folder_left_out_is_listed_once_with_its_reason(graded):
         assert page.split('id="left-out"', 1)[1].split("<h2", 1)[0].count(f">{name}<") == 1
 
 
+@pytest.mark.slow
 def test_one_status_vocabulary_in_run_json_scores_csv_and_both_reports(graded):
     entries = graded["manifest"]["students"]
     rows = _csv(graded["out"])
@@ -87,12 +91,14 @@ def test_one_status_vocabulary_in_run_json_scores_csv_and_both_reports(graded):
         assert vocabulary.STATUS_WORDS[status].render("zh") != status   # each one translated for a Chinese page
 
 
+@pytest.mark.slow
 def test_every_row_of_scores_csv_has_the_assignments_full_marks(graded):
     rows = _csv(graded["out"])
     assert {row["max_score"] for row in rows.values()} == {"100"}
     assert rows["notes"]["total"] == rows["empty-repo"]["total"] == "0"
 
 
+@pytest.mark.slow
 def test_a_plain_folder_in_a_deadline_run_says_no_deadline_could_be_checked(graded):
     said = "not a git repository: graded as it is; no deadline could be checked"
     assert graded["manifest"]["students"]["纯文件夹"]["reason"] == said
@@ -113,6 +119,7 @@ def test_settling_a_batch_is_idempotent():
     assert entries["b"]["reason"].endswith("no deadline could be checked")
 
 
+@pytest.mark.slow
 def test_what_the_class_got_wrong_groups_students_by_their_diagnosis(graded):
     groups = diagnoses.group(graded["rows"])
     assert [(g.module, g.todo, g.test, sorted(s for _, s in g.students)) for g in groups] == [
@@ -128,6 +135,7 @@ def test_what_the_class_got_wrong_groups_students_by_their_diagnosis(graded):
     assert "### 2 student(s) · `amp_update` · TODO 2: global_grad_norm" in md and "- Read by 2: 张三, 李华" in md
 
 
+@pytest.mark.slow
 def test_a_class_that_passed_everything_has_nothing_to_group(tmp_path):
     manifest = class_folders.build(tmp_path, report_lang="en")
     rows = [row for row in class_report.load_rows(tmp_path, manifest) if row.student == "王小明"]

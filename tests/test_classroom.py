@@ -52,6 +52,7 @@ def graded(tmp_path_factory):
             "summary": summary.read_text(encoding="utf-8"), "stdout": proc.stdout}
 
 
+@pytest.mark.slow
 def test_exactly_one_unwrapped_result_line(graded):
     lines = graded["raw"].splitlines()
     assert len(lines) == 1 and lines[0].startswith("result=")

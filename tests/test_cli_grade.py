@@ -28,6 +28,7 @@ def solutions_run(tmp_path_factory):
     return done, json.loads((folder / "results.json").read_text()), output.read_text(), folder
 
 
+@pytest.mark.slow
 def test_solutions_get_full_marks(solutions_run):
     done, results, _, _ = solutions_run
     assert done.returncode == 0, done.stderr
@@ -60,6 +61,7 @@ def test_classroom_output_matches_results(solutions_run):
     assert "## Autograding: 100 / 100" in (folder / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_stubs_score_zero_with_todo_feedback(tmp_path):
     done = grade("--submission", "exercises", "--results", str(tmp_path / "r.json"), "--seed", "5")
     results = json.loads((tmp_path / "r.json").read_text())
@@ -68,6 +70,7 @@ def test_stubs_score_zero_with_todo_feedback(tmp_path):
     assert all("TODO" in t["output"] for t in results["tests"])
 
 
+@pytest.mark.slow
 def test_same_seed_same_results(tmp_path):
     first = grade("--submission", "solutions", "--results", str(tmp_path / "a.json"), "--seed", "31", "--quiet")
     second = grade("--submission", "solutions", "--results", str(tmp_path / "b.json"), "--seed", "31", "--quiet")
@@ -85,6 +88,7 @@ def test_missing_folder_is_bad_usage_but_writes_results(tmp_path):
     assert results["score"] == 0 and results["tests"]
 
 
+@pytest.mark.slow
 def test_partial_submission_costs_only_missing_modules(tmp_path):
     make_submission(tmp_path / "sub", omit=("loss_scaler",))
     done = grade("--submission", str(tmp_path / "sub"), "--results", str(tmp_path / "r.json"), "--seed", "3")
@@ -107,6 +111,7 @@ def _reachable_by_others(path):
     return True
 
 
+@pytest.mark.slow
 def test_spawn_sandbox_grades_the_same(tmp_path):
     """The macOS/Windows code path (a fresh interpreter per worker) gives the same
     scores; as root it runs workers under a uid of their own, and refuses -- with a
@@ -143,6 +148,7 @@ def test_spawn_sandbox_on_linux_refuses_to_grade_unconfined_unless_allowed(tmp_p
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_shadowing_modules_in_the_repository_root_are_ignored(tmp_path):
     """A torch.py or pytest.py next to exercises/ must not replace the real packages in the judge."""
     copy_grader(tmp_path)

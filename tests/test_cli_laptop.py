@@ -55,6 +55,7 @@ def test_push_again_only_inside_actions(monkeypatch):
     assert "push again" in grading.crash_report("exercises", 1, "boom").tests[0].output
 
 
+@pytest.mark.slow
 def test_grading_from_inside_exercises_writes_nothing_there(tmp_path):
     repo = tmp_path / "repo"
     make_submission(repo / "exercises")
@@ -139,6 +140,7 @@ sys.meta_path.insert(0, _NoNumpy())
 '''
 
 
+@pytest.mark.slow
 def test_no_numpy_warning_where_numpy_is_not_installed(tmp_path):
     """torch warns on import without numpy; neither the public tests nor conformance show it."""
     (tmp_path / "sitecustomize.py").write_text(WITHOUT_NUMPY)

@@ -46,6 +46,7 @@ def _in_child(body):
     return os.waitstatus_to_exitcode(status), json.loads(data) if data else None
 
 
+@pytest.mark.slow
 def test_the_kernels_are_found_by_name_and_through_their_dispatch_tables():
     found = code_seal.dynamic_symbols(_library(), KERNELS)
     kinds = {kind for _name, kind, _size in found}

@@ -21,6 +21,7 @@ def _verdicts(tmp_path, shared_boxes, source=None):
     return {verdict.name: verdict for verdict in verdicts}, verdicts
 
 
+@pytest.mark.slow
 def test_the_solution_passes_the_chapters_four_checks(tmp_path, shared_boxes):
     by_name, verdicts = _verdicts(tmp_path, shared_boxes)
     assert [verdict.name for verdict in verdicts] == list(CHECKS)
@@ -64,6 +65,7 @@ def test_a_folder_without_amp_update_is_a_usage_problem(tmp_path, shared_boxes):
     assert verdicts is None and "amp_update.py is missing" in problem.render("en")
 
 
+@pytest.mark.slow
 def test_command_prints_in_chinese_and_exits_by_the_result(tmp_path, capsys):
     from autograder.__main__ import main
 
@@ -108,6 +110,7 @@ def test_a_failure_names_its_todo_and_every_line_fits_80_columns(tmp_path, share
     assert "TODO 1 (" not in render(stub, "en")  # "stopped at TODO 1: it is not written yet" says it already
 
 
+@pytest.mark.slow
 def test_a_loop_in_unscale_is_blamed_on_todo_1_in_every_check(tmp_path, shared_boxes):
     looping = mutate("amp_update", ("    gradients = [None if gradient is None else gradient / scale for gradient in "
                                     "scaled_gradients]\n", "    while True:\n        pass\n"))

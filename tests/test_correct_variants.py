@@ -4,6 +4,9 @@ import pathlib
 import pytest
 from helpers import mutate
 
+# The slow tier (docs/maintaining.md): each variant is graded at several seeds.
+pytestmark = pytest.mark.slow
+
 VARIANTS = pathlib.Path(__file__).parent / "variants"
 CASES = [("amp_update", "amp_update_foreach.py"), ("amp_update", "amp_update_float64.py"),
          ("loss_scaler", "loss_scaler_tensor.py"), ("amp_training_step", "amp_training_step_alt.py"),

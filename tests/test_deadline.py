@@ -248,6 +248,7 @@ def test_push_file_is_validated(tmp_path, content, message):
         deadline.load_pushes(path)
 
 
+@pytest.mark.slow
 def test_deadline_options_on_the_command_line(tmp_path):
     """Bad deadline input is bad usage (exit 2), before anything is graded."""
     def cli(*args):

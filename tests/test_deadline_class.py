@@ -80,6 +80,7 @@ def _main(*args):
         grade_many.JUDGE_PROCESS = saved
 
 
+@pytest.mark.slow
 def test_the_commit_at_the_deadline_reaches_the_grader(tmp_path, monkeypatch):
     """A stand-in grader scores 2 where amp_update.py says GOOD: the graded
     commit, the latest one beside it, the rows and the recorded facts."""

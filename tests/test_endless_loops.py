@@ -42,6 +42,7 @@ def looping_norm_grade(shared_boxes, tmp_path_factory):
     return report, time.monotonic() - started
 
 
+@pytest.mark.slow
 def test_after_one_timeout_a_loop_costs_a_short_limit_per_call(looping_norm_grade):
     report, elapsed = looping_norm_grade
     tests = [test for test in report.tests if test.module == "amp_update"]
@@ -54,6 +55,7 @@ def test_after_one_timeout_a_loop_costs_a_short_limit_per_call(looping_norm_grad
     assert elapsed < FIRST_LIMIT + 2.0 * len(short) + 20, f"{elapsed:.0f} s for {len(said)} looping calls"
 
 
+@pytest.mark.slow
 def test_the_slow_correct_functions_of_a_looping_module_keep_their_points(looping_norm_grade):
     report, _elapsed = looping_norm_grade
     tests = [test for test in report.tests if test.module == "amp_update"]
@@ -68,6 +70,7 @@ def test_the_slow_correct_functions_of_a_looping_module_keep_their_points(loopin
     assert modules["amp_training_step"][0] == modules["amp_training_step"][1]
 
 
+@pytest.mark.slow
 def test_a_print_storm_is_reported_as_output_and_cut_short(tmp_path):
     specs = box_specs(tmp_path, {"amp_update": STORM})
     boxes = start_boxes()
@@ -99,6 +102,7 @@ CHATTY = solution_source("amp_update").replace(
     "    print('unscale', len(scaled_gradients))\n")
 
 
+@pytest.mark.slow
 def test_what_a_module_printed_is_shown_escaped_and_bounded(grade_dir):
     report = grade_dir({"amp_update": CHATTY}, seed=3)
     assert report.score == report.max_score  # printing costs nothing
@@ -117,6 +121,7 @@ def test_what_a_module_printed_is_shown_escaped_and_bounded(grade_dir):
     assert again.printed == report.printed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("statement", ["import loss_scaler", "from loss_scaler import LossScaler",
                                        "from exercises.loss_scaler import LossScaler"])
 def test_importing_another_exercise_is_explained(grade_dir, statement):
@@ -139,6 +144,7 @@ def test_an_import_of_anything_else_is_left_as_python_said_it():
         assert "on its own" not in render(call_errors.describe(error, "amp_update.py"), "en")
 
 
+@pytest.mark.slow
 def test_a_print_storm_at_import_is_the_modules_one_problem(grade_dir):
     report = grade_dir({"amp_update": "while True:\n    print('loading', list(range(50)))\n"}, seed=8)
     tests = [test for test in report.tests if test.module == "amp_update"]

@@ -195,6 +195,7 @@ WRONG = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module, replacements", WRONG, ids=[module for module, _r in WRONG])
 def test_chinese_feedback_has_no_english_sentences_and_the_same_scores(grade_dir, module, replacements):
     source = mutate(module, *replacements)
@@ -209,6 +210,7 @@ def test_chinese_feedback_has_no_english_sentences_and_the_same_scores(grade_dir
     assert not leftovers, leftovers
 
 
+@pytest.mark.slow
 def test_fp16_hint_only_for_fp16_squares(grade_dir):
     """A sum of norms that converts to FP32 is told what its norm is, never "convert to FP32 before squaring";
     squares taken in FP16 are."""

@@ -67,6 +67,7 @@ def smoke_run(tmp_path_factory):
     return workdir, result, seconds
 
 
+@pytest.mark.slow
 def test_cpu_smoke_writes_a_valid_record_that_earns_no_gpu_credit(smoke_run):
     workdir, result, seconds = smoke_run
     assert result.returncode == 0, result.stderr
@@ -84,6 +85,7 @@ def test_cpu_smoke_writes_a_valid_record_that_earns_no_gpu_credit(smoke_run):
     assert record["hardware"]["device"] == "cpu"
 
 
+@pytest.mark.slow
 def test_cpu_smoke_record_shows_the_update_semantics(smoke_run):
     workdir, _, _ = smoke_run
     record = read_strict(workdir / "out" / "train-amp-backward_cpu_smoke.json")
@@ -108,6 +110,7 @@ def test_cpu_smoke_record_shows_the_update_semantics(smoke_run):
     assert measurement["flops_per_step_estimate"] == 6 * measurement["parameter_count"] * measurement["tokens_per_step"]
 
 
+@pytest.mark.slow
 def test_show_prints_the_summary_and_writes_a_chart(smoke_run, tmp_path):
     workdir, _, _ = smoke_run
     record_path = tmp_path / "train-amp-backward_cpu_smoke.json"
@@ -154,6 +157,7 @@ def test_dry_run_prints_the_plan_without_importing_torch(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(lab_common.require_torch().cuda.is_available(), reason="needs a machine without CUDA")
 def test_real_gpu_without_cuda_says_so_without_traceback(tmp_path):
     result = run_lab("--run-mode", "real_gpu", "--output-dir", "out", cwd=tmp_path)
@@ -250,6 +254,7 @@ def run_three_paths(workload, overflowing_attempts):
                             ops, lab_layout.EVIDENCE_SMOKE)
 
 
+@pytest.mark.slow
 def test_fp16_backoffs_follow_the_scale_trajectory():
     workload = smoke_workload()
     record = run_three_paths(workload, overflowing_attempts=3)
@@ -263,6 +268,7 @@ def test_fp16_backoffs_follow_the_scale_trajectory():
     assert verdict.valid, verdict.reasons
 
 
+@pytest.mark.slow
 def test_failing_to_stabilise_rejects_the_candidate_consistently():
     workload = smoke_workload(max_scale_backoff_steps=2)
     record = run_three_paths(workload, overflowing_attempts=3)  # one more than allowed
@@ -377,6 +383,7 @@ def real_gpu_args(tmp_path, *extra):
             "--seq-len", "16", "--repeats", "3", "--model-revision", FAKE_COMMIT, *extra]
 
 
+@pytest.mark.slow
 def test_real_gpu_path_with_faked_cuda_builds_a_consistent_record(fake_cuda, fake_hub, tmp_path, capsys):
     torch = lab_common.require_torch()
     assert lab.main(real_gpu_args(tmp_path, "--local-files-only")) == 0, capsys.readouterr().err
@@ -413,6 +420,7 @@ def test_real_gpu_path_with_faked_cuda_builds_a_consistent_record(fake_cuda, fak
     assert not any("evidence_level" in r or "hardware" in r for r in verdict.reasons)
 
 
+@pytest.mark.slow
 def test_real_gpu_bfloat16_candidate_runs_without_a_scaler(fake_cuda, fake_hub, tmp_path):
     assert lab.main(real_gpu_args(tmp_path, "--candidate-dtype", "bfloat16")) == 0
     record = read_strict(tmp_path / "train-amp-backward_fake.json")
@@ -481,6 +489,7 @@ def test_real_gpu_offline_without_cache_explains_local_files_only(fake_cuda, mon
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_real_gpu_keeps_an_existing_record(fake_cuda, fake_hub, tmp_path, capsys):
     existing = tmp_path / "train-amp-backward_fake.json"
     existing.write_text("{}", encoding="utf-8")
@@ -539,6 +548,7 @@ def offline_env(tmp_path):
     return env
 
 
+@pytest.mark.slow
 def test_cpu_smoke_with_model_path_trains_the_local_checkpoint_offline(local_checkpoint, tmp_path):
     folder, parameter_count = local_checkpoint
     result = subprocess.run([sys.executable, str(LAB_SCRIPT), "--run-mode", "cpu_smoke", "--model-path",
@@ -564,6 +574,7 @@ def test_cpu_smoke_with_model_path_trains_the_local_checkpoint_offline(local_che
     assert any("model.id is 'local:tiny-qwen2-local'" in reason for reason in verdict.reasons)
 
 
+@pytest.mark.slow
 def test_real_gpu_with_model_path_loads_through_the_same_loader(local_checkpoint, fake_cuda, monkeypatch,
                                                                  tmp_path, capsys):
     import huggingface_hub
@@ -622,6 +633,7 @@ def test_local_checkpoint_provenance(tmp_path):
     assert lab_models.local_commit(snapshot) == (commit, "local_path_hf_cache_snapshot")
 
 
+@pytest.mark.slow
 def test_model_path_problems_are_one_line_and_load_nothing(local_checkpoint, tmp_path):
     folder, _ = local_checkpoint
     empty = tmp_path / "empty"
@@ -651,6 +663,7 @@ def test_model_path_problems_are_one_line_and_load_nothing(local_checkpoint, tmp
         assert "Traceback" not in result.stderr and not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_dry_run_with_model_path_reads_only_the_config(local_checkpoint, tmp_path):
     folder, _ = local_checkpoint
     result = subprocess.run([sys.executable, "-X", "importtime", str(LAB_SCRIPT), "--model-path", str(folder)],

@@ -117,6 +117,7 @@ def _end_mid_grade(command, tmp_path, end):
     return cli.returncode, output.decode("utf-8", "replace"), outliving(tree, 20), working_copies() - before
 
 
+@pytest.mark.slow
 @pytest.mark.hostile
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
 def test_a_grade_whose_judge_is_killed_outright_leaves_no_working_copy(tmp_path, no_run_folder):
@@ -127,6 +128,7 @@ def test_a_grade_whose_judge_is_killed_outright_leaves_no_working_copy(tmp_path,
     assert not copies, copies
 
 
+@pytest.mark.slow
 @pytest.mark.hostile
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
@@ -142,6 +144,7 @@ def test_a_grade_ended_by_sigterm_or_sighup_stops_its_judge_and_leaves_no_workin
     assert not (tmp_path / "results.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.hostile
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
 def test_watch_ended_by_sigterm_mid_grade_stops_its_judge_and_leaves_no_working_copy(tmp_path, no_run_folder):

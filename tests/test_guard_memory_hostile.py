@@ -88,6 +88,7 @@ def update_scale(scale, growth_tracker, found_inf, growth_factor=2.0, backoff_fa
 '''
 
 
+@pytest.mark.slow
 def test_a_guard_reset_through_raw_memory_meets_sealed_kernels(grade_dir):
     report = grade_dir({"loss_scaler": solution_source("loss_scaler") + UNDO}, seed=61, limits=TIGHT)
     scaler = _module_tests(report, "loss_scaler")

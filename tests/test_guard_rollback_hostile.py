@@ -78,6 +78,7 @@ class LossScaler(_Base):
 '''
 
 
+@pytest.mark.slow
 def test_a_guard_rollback_earns_no_module_2_points(grade_dir):
     report = grade_dir({"loss_scaler": ROLLBACK}, seed=51, limits=TIGHT)
     scaler = _module_tests(report, "loss_scaler")
@@ -140,6 +141,7 @@ print(os.read(read, 65536).decode())
 '''
 
 
+@pytest.mark.slow
 def test_originals_in_the_zygotes_frozen_heap_refuse_too():
     """A forked worker's inherited heap is frozen: gc.get_objects() does not show
     it to the guard, but gc.unfreeze() shows it to student code. Every scaler
@@ -168,6 +170,7 @@ print(json.dumps({"prepared": scaler_guard._PREPARED is not None and bool(scaler
 '''
 
 
+@pytest.mark.slow
 def test_the_zygote_prepares_the_guard_but_keeps_the_real_gradscaler():
     """What the guard finds once in the zygote changes nothing there: the other
     modules' workers, forked from it too, use the real GradScaler."""

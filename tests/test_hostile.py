@@ -12,7 +12,7 @@ from helpers import said_once_per_module
 
 from autograder.sandbox.client import Limits
 
-pytestmark = pytest.mark.hostile
+pytestmark = [pytest.mark.hostile, pytest.mark.slow]  # each test grades hostile submissions
 TIGHT = Limits(call_timeout=2.0, import_timeout=4.0, module_budget=8.0, memory_bytes=1 * 2**30)
 
 # A wrong but importable amp_update, for hostile code that needs functions to exist.

@@ -226,6 +226,7 @@ def _write_class(tmp_path):
     return (tmp_path / "report.md").read_text(encoding="utf-8"), written
 
 
+@pytest.mark.slow
 def test_class_report_survives_odd_results_and_escapes_student_text(tmp_path):
     text, written = _write_class(tmp_path)
     headings = [line for line in text.split("\n") if line.startswith("#")]
@@ -241,6 +242,7 @@ def test_class_report_survives_odd_results_and_escapes_student_text(tmp_path):
     assert len(written) >= 2
 
 
+@pytest.mark.slow
 def test_class_report_lists_lab_credits_as_self_reported_and_isolation_per_student(tmp_path):
     text, _ = _write_class(tmp_path)
     lab = text.split("## Optional credit: `gpu_lab` (self-reported)")[1].split("\n## ")[0]
@@ -255,6 +257,7 @@ def test_class_report_lists_lab_credits_as_self_reported_and_isolation_per_stude
     assert students.count("**NOT CONFINED**") == 1 and "| confined |" in students
 
 
+@pytest.mark.slow
 def test_class_report_structure_parsed(tmp_path):
     text, _ = _write_class(tmp_path)
     tokens = markdown_tokens(text)
@@ -265,6 +268,7 @@ def test_class_report_structure_parsed(tmp_path):
     assert types.count("heading_open") == 13
 
 
+@pytest.mark.slow
 def test_students_table_has_one_row_per_student(tmp_path):
     text, _ = _write_class(tmp_path)
     students = text.split("## Students")[1].split("\n## ")[0]
@@ -322,6 +326,7 @@ def assert_shown_not_obeyed(name, text):
         assert char not in text, (name, char)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="file names that are not UTF-8")
 def test_text_no_writer_takes_as_it_is_reaches_every_output_of_a_grade(tmp_path):
     import base64
@@ -362,6 +367,7 @@ def test_text_no_writer_takes_as_it_is_reaches_every_output_of_a_grade(tmp_path)
     assert commands[:1] == ["stop-commands"] and "error" not in commands
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="file names that are not UTF-8")
 def test_text_no_writer_takes_as_it_is_reaches_the_class_pages(tmp_path):
     """grade-many over a student folder whose name is not UTF-8 and whose code and

@@ -33,6 +33,7 @@ def tiny_config(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_cpu_smoke_config_only_builds_the_architecture_with_seeded_tokens(tiny_config, tmp_path):
     out = tmp_path / "out"
     result = subprocess.run([sys.executable, str(LAB_SCRIPT), "--run-mode", "cpu_smoke", "--config-only",
@@ -65,6 +66,7 @@ def test_seeded_token_rows_follow_the_seed_alone():
     assert len(set(first[0])) > 100  # drawn, not the prompt repeated
 
 
+@pytest.mark.slow
 def test_builtin_config_is_qwen25_05b_and_builds_its_parameter_count():
     values, origin = lab_models.config_only_values("Qwen2.5-0.5B")
     assert origin.startswith("built-in")
@@ -120,6 +122,7 @@ def gpu_record(monkeypatch, tiny_config, tmp_path):
     return read_strict(tmp_path / "out" / "train-amp-backward_arch.json")
 
 
+@pytest.mark.slow
 def test_real_gpu_config_only_is_an_architecture_benchmark_never_credit(gpu_record):
     assert gpu_record["evidence_level"] == "architecture_benchmark_random_weights"
     assert gpu_record["model"]["resolution_source"] == "config_only"
@@ -133,6 +136,7 @@ def test_real_gpu_config_only_is_an_architecture_benchmark_never_credit(gpu_reco
     assert not lab_check.check_record(full).earns_credit
 
 
+@pytest.mark.slow
 def test_gpu_record_states_model_flops_and_mfu_against_the_h200_peak(gpu_record):
     measurement, metrics = gpu_record["measurement"], gpu_record["metrics"]
     tokens = measurement["tokens_per_step"]
@@ -151,6 +155,7 @@ def test_gpu_record_states_model_flops_and_mfu_against_the_h200_peak(gpu_record)
     assert over["mfu"] is None and over["model_tflops"] is None  # never timed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change, reason", [
     (lambda r: r["metrics"]["candidate"].update(mfu=r["metrics"]["candidate"]["mfu"] * 2), "mfu"),
     (lambda r: r["metrics"]["candidate"].update(peak_tflops=500.0,
@@ -175,6 +180,7 @@ def test_check_lab_refuses_mfu_or_provenance_that_does_not_follow(gpu_record, ch
     assert any(reason in text for text in verdict.reasons), verdict.reasons
 
 
+@pytest.mark.slow
 def test_records_without_the_mfu_fields_stay_valid(gpu_record):
     record = copy.deepcopy(gpu_record)
     for path in record["metrics"].values():

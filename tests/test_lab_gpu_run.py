@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from autograder.assignment.lab import check as lab_check
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +23,7 @@ def run_script(out, *extra, env_extra=None, timeout=400):
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_rehearsal_runs_both_candidates_and_writes_everything_to_outdir(tmp_path):
     out = tmp_path / "out"
     result = run_script(out, "--rehearse")

@@ -28,6 +28,7 @@ def run_lab(*args, cwd, env_lang=None, timeout=180):
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_cpu_smoke_prints_chinese_with_lang_zh(tmp_path):
     result = run_lab("--run-mode", "cpu_smoke", "--output-dir", "out", "--lang", "zh",
                      "--seq-len", "16", "--repeats", "2", cwd=tmp_path)

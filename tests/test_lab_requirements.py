@@ -4,6 +4,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -25,6 +27,7 @@ def test_transformers_lives_in_the_labs_requirements_only():
     assert "-r gpu_lab/requirements.txt" in dev  # the project's own tests run the lab
 
 
+@pytest.mark.slow
 def test_nothing_on_the_grading_path_imports_transformers():
     importers = []
     for path in (ROOT / "autograder").rglob("*.py"):

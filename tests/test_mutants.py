@@ -12,6 +12,9 @@ import mutants_loss_scaler
 import pytest
 from helpers import mutate, scores, todos_named
 
+# The slow tier (docs/maintaining.md): every mutant is graded (minutes).
+pytestmark = pytest.mark.slow
+
 CASES = ([("amp_update", case) for case in mutants_amp_update.CASES]
          + [("loss_scaler", case) for case in mutants_loss_scaler.CASES]
          + [("amp_training_step", case) for case in mutants_amp_training_step.CASES])

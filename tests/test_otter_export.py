@@ -57,6 +57,7 @@ def collected():
     return {lang: otter_export.collect_tests(lang=lang) for lang in ("zh", "en")}
 
 
+@pytest.mark.slow
 def test_layout(exported, collected):
     destination, support = exported["zh"]
     assert sorted(p.name for p in (destination / "tests").iterdir()) == sorted(f"{m}.py" for m in MODULES)

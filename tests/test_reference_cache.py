@@ -1,5 +1,6 @@
 """The judge's reference runs are computed once and shared (judging/reference_cache.py):
 every caller gets the same plain values, fresh, whether computed or found."""
+import pytest
 import torch
 
 from autograder.judging import reference_cache
@@ -47,6 +48,7 @@ def test_what_the_codec_cannot_carry_is_never_kept():
     assert calls == [1, 1]
 
 
+@pytest.mark.slow
 def test_gradscaler_update_rule_from_the_cache_is_the_rule_run_afresh():
     """update_scale's reference (GradScaler's own update) is run once per case; the
     cached answer is the fresh one, types included (a float scale, an int tracker)."""

@@ -5,6 +5,7 @@ import io
 import re
 import time
 
+import pytest
 from rich.cells import cell_len
 
 from autograder.judge_process.running_test import ERASE, RunningTest
@@ -53,6 +54,7 @@ def test_nothing_is_shown_where_standard_error_is_no_terminal():
     assert pipe.getvalue() == ""
 
 
+@pytest.mark.slow
 def test_a_grade_tells_its_command_line_each_test_as_it_starts(tmp_path):
     seen = []
 

@@ -1,11 +1,15 @@
 """A call's arguments come back from the box only when the judge asks for them
 (``Sandbox.call_watching_inputs``): the tests that check "inputs left untouched"
 see what the call did to them; every other call is answered with its value alone."""
+import pytest
 import torch
 
 from autograder.sandbox.boxes import start_boxes
 from autograder.sandbox.client import Limits, Sandbox
 from helpers import box_specs
+
+# The slow tier (docs/maintaining.md): its one test starts a zygote of its own.
+pytestmark = pytest.mark.slow
 
 IN_PLACE = '''
 def unscale_gradients(scaled_gradients, scale):

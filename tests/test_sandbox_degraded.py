@@ -11,7 +11,9 @@ import pytest
 
 from helpers import ROOT, make_submission
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox")
+# Slow: each test grades with layers switched off, or runs grade-many.
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox")]
 
 
 def _run(args, **env):

@@ -18,6 +18,7 @@ def test_a_forking_process_gets_no_caller_secrets_and_one_blas_thread():
     assert environment.scrubbed_environment(env)["OPENBLAS_NUM_THREADS"] == "1"  # boxes see it too
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
 def test_the_zygote_runs_a_single_thread():
     """numpy's OpenBLAS starts no thread pool in the process every box is forked from."""

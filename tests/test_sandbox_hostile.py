@@ -111,6 +111,7 @@ ORACLE_USE = '''
 '''
 
 
+@pytest.mark.slow
 def test_judge_memory_holds_no_oracle_hidden_tests_or_seed(grade_dir):
     report = grade_dir({"amp_training_step": REPORTING_STEP.format(probe=MEMORY_PROBE, use=ORACLE_USE)},
                        seed=1234567891, limits=TIGHT)
@@ -120,6 +121,7 @@ def test_judge_memory_holds_no_oracle_hidden_tests_or_seed(grade_dir):
     assert _full_marks(report, "amp_update", "loss_scaler")
 
 
+@pytest.mark.slow
 def test_command_line_grade_holds_nothing_of_the_judge_either(tmp_path, monkeypatch):
     """``python -m autograder grade`` forks its zygote inside the grading process:
     before that process has seen the job, the suites or the caller's environment."""
@@ -184,6 +186,7 @@ for folder in {[str(ROOT), str(ROOT / "autograder"), "/"]!r}:
     assert _full_marks(report, "amp_update", "loss_scaler")
 
 
+@pytest.mark.slow
 def test_judge_environment_is_out_of_reach(grade_dir, monkeypatch):
     canary = f"canary-{secrets.token_hex(8)}"
     monkeypatch.setenv("AUTOGRADER_TEST_CANARY", canary)
@@ -258,6 +261,7 @@ if written >= 96 * 2**20:
                 pass
 
 
+@pytest.mark.slow
 def test_no_tcp_connection_leaves_the_box(grade_dir):
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
@@ -307,6 +311,7 @@ except OSError:
     assert _full_marks(report, "amp_update", "loss_scaler")
 
 
+@pytest.mark.slow
 def test_a_fast_reforking_process_dies_with_the_grade(grade_dir):
     marker = MARK[:15]  # a process name holds 15 characters
     source = f'''
@@ -332,6 +337,7 @@ def unscale_gradients(scaled_gradients, scale):
     assert _full_marks(report, "loss_scaler", "amp_training_step")
 
 
+@pytest.mark.slow
 def test_signals_cannot_leave_the_box(grade_dir):
     """A decoy process stands for the judge and the neighbours: the box can
     neither signal it nor even learn that it may (signal 0)."""
@@ -379,6 +385,7 @@ def test_isolation_is_reported(grade_dir):
         assert str(os.geteuid()) in isolation["uid"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                     reason="without root memory is bounded per process only (the isolation report says so)")
 def test_many_processes_share_one_memory_bound(grade_dir):

@@ -49,6 +49,7 @@ for read_end, write_end in pipes:
 '''
 
 
+@pytest.mark.slow
 def test_memory_outside_the_address_space_limit_is_refused(grade_dir):
     try:
         report = grade_dir({"amp_training_step": REPORTING_STEP.format(probe=HOARDER, use="pass")},

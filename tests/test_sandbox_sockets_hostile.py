@@ -103,6 +103,7 @@ for path in {paths!r}:
 '''
 
 
+@pytest.mark.slow
 def test_pathname_unix_sockets_are_out_of_reach(grade_dir, decoys):
     paths = [server.path for server in decoys]
     report = grade_dir({"amp_training_step": REPORTING_STEP.format(probe=SOCKET_PROBE.format(paths=paths),

@@ -205,6 +205,7 @@ def test_a_real_stale_box_cgroup_goes_and_one_holding_a_process_stays():
     assert not any(os.path.exists(path) for path in held.paths + empty.paths)
 
 
+@pytest.mark.slow
 def test_a_student_traceback_shows_only_their_frames_and_reads_only_their_files(tmp_path):
     """Carets and all, as Python prints them; the grader's and torch's files are never read."""
     import importlib.util

@@ -142,6 +142,7 @@ def test_a_frame_larger_than_the_socket_buffer_drains_as_the_peer_reads(waiting)
     assert got == [big, {"n": 1}, {"n": 2}]
 
 
+@pytest.mark.slow
 def test_a_peer_that_never_reads_runs_the_sender_into_its_deadline(waiting):
     import time
 

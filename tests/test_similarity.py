@@ -142,6 +142,7 @@ def test_the_template_code_is_never_evidence(checked):
     assert found == [] and pairs == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("copies", [3, 6, 10, 25])
 def test_a_solution_passed_round_is_one_group_however_many_copied(tmp_path, copies):
     """n copies of one solution beside nine honest students: renamed and reordered, re-commented,
@@ -226,6 +227,7 @@ def test_fingerprints_are_copydetects_own_of_the_canonical_form():
     assert ours[0] == theirs[0] and ours[1] == theirs[1]
 
 
+@pytest.mark.slow
 def test_the_calibration_is_current_and_holds_on_held_out_authors():
     """tools/calibrate_similarity.py, re-run here: the stored figures and passages are those
     of the current stubs and honest set; at least a dozen authors; no honest pair, nor any
@@ -353,6 +355,7 @@ def test_skipped_without_copydetect(tmp_path, monkeypatch):
     assert "_Skipped: copydetect is not installed" in report
 
 
+@pytest.mark.slow
 def test_similarity_command(checked, tmp_path):
     out = tmp_path / "out"
     out.mkdir()

@@ -83,6 +83,7 @@ _KEPT = re.compile(r"[\w./-]+\.py|copydetect|MOSS|winnowing|GradScaler|torch|TOD
                    r"clip|step|k|solutions")
 
 
+@pytest.mark.slow
 def test_chinese_pages_say_everything_in_chinese(pages):
     if pages["lang"] != "zh":
         pytest.skip("the English pages")
@@ -201,6 +202,7 @@ def _panes(chromium, path, width):
                     mobile=width < 500)
 
 
+@pytest.mark.slow
 def test_pages_fit_a_phone_and_a_laptop_in_chromium(pages):
     from browser import find_chromium
 

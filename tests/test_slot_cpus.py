@@ -58,6 +58,7 @@ def affinity_sandbox(tmp_path):
         boxes.close()
 
 
+@pytest.mark.slow
 @needs_two_cpus
 def test_a_box_runs_on_the_cpus_its_grading_process_asked_for(affinity_sandbox):
     for cpu in ALLOWED[:2]:
@@ -68,6 +69,7 @@ def test_a_box_runs_on_the_cpus_its_grading_process_asked_for(affinity_sandbox):
     assert anywhere.ok and anywhere.value == ALLOWED
 
 
+@pytest.mark.slow
 @needs_affinity
 @pytest.mark.parametrize("cpus", [[10**6], ["0"], [True], [-1]], ids=["no-such-cpu", "text", "bool", "negative"])
 def test_cpus_that_cannot_be_used_leave_the_box_where_it_was(affinity_sandbox, cpus):

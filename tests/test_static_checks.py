@@ -209,6 +209,7 @@ def _scaler(report):
     return tests, sum(t.score for t in tests), sum(t.max_score for t in tests)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, source", [("DynamicGradScaler", _renamed_class()),
                                           ("GradScaler's messages", mutate("loss_scaler", *_GRADSCALER_WORDED))])
 def test_honest_scaler_named_or_worded_like_gradscaler_gets_full_marks(grade_dir, name, source):

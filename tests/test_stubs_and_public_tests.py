@@ -55,12 +55,14 @@ def run_public_tests(directory, tmp_path):
     return done, {case.get("name"): case.find("failure") for case in cases}
 
 
+@pytest.mark.slow
 def test_public_tests_pass_on_solutions(tmp_path):
     done, cases = run_public_tests("solutions", tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
     assert len(cases) >= 12 and not any(failure is not None for failure in cases.values())
 
 
+@pytest.mark.slow
 def test_public_tests_fail_on_stubs_naming_the_todo(tmp_path):
     done, cases = run_public_tests("exercises", tmp_path)
     assert done.returncode == 1
@@ -70,6 +72,7 @@ def test_public_tests_fail_on_stubs_naming_the_todo(tmp_path):
         assert "NotImplementedError" in text and re.search(r"TODO \d+", text), name
 
 
+@pytest.mark.slow
 def test_the_public_tests_stop_an_endless_loop_when_the_grader_would(tmp_path):
     """A public test gets the grader's limit of one call (20 s), not the 300 s of this
     repository's own tests: a loop fails there as it fails in the grade."""

@@ -29,6 +29,7 @@ def submissions(tmp_path_factory):
     }
 
 
+@pytest.mark.slow
 def test_collected_once_grades_like_fresh_sessions(submissions, monkeypatch):
     from autograder.sandbox.boxes import start_boxes
 
@@ -70,6 +71,7 @@ def test_collected_once_grades_like_fresh_sessions(submissions, monkeypatch):
         boxes.close()
 
 
+@pytest.mark.slow
 def test_a_grade_cut_short_leaves_nothing_set_up_for_the_next(submissions, monkeypatch):
     """A grade that ends in the grader's own error half-way (before its last test
     tore everything down) hands nothing to the next grade in the same collected
@@ -116,6 +118,7 @@ def test_what_the_work_raises_comes_out(monkeypatch):
     assert suites._collected is None
 
 
+@pytest.mark.slow
 def test_a_failed_check_keeps_its_own_feedback(tmp_path):
     """Failures are recorded from the exception itself (pytest's report of it is
     skipped): the hidden test that names the mistake still says what is wrong."""
@@ -127,6 +130,7 @@ def test_a_failed_check_keeps_its_own_feedback(tmp_path):
     assert not any("could not check this result" in str(test.detail or "") for test in failed)
 
 
+@pytest.mark.slow
 def test_a_suite_that_does_not_load_runs_nothing_either_way(tmp_path, monkeypatch):
     """As pytest's own loop does: a grade out of fewer points is never reported.
     (Each session gets a broken file of its own: pytest keeps a module that

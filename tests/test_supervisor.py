@@ -29,6 +29,7 @@ def _stat(pid):
         return stat.read().rsplit(")", 1)[1].split()
 
 
+@pytest.mark.slow
 def test_the_worker_is_the_zygotes_child_and_takes_everything_with_it(tmp_path):
     from autograder.sandbox.boxes import start_boxes
     from autograder.sandbox.client import Limits, Sandbox
@@ -63,6 +64,7 @@ def test_the_worker_is_the_zygotes_child_and_takes_everything_with_it(tmp_path):
         boxes.close()
 
 
+@pytest.mark.slow
 def test_a_judge_that_dies_takes_its_boxes_with_it(tmp_path):
     """The zygote's first channel closing (the judge gone) ends every box it keeps."""
     from autograder.sandbox.boxes import start_boxes
@@ -81,6 +83,7 @@ def test_a_judge_that_dies_takes_its_boxes_with_it(tmp_path):
     boxes.process.wait(timeout=5)
 
 
+@pytest.mark.slow
 def test_a_zygote_out_of_descriptors_refuses_that_box_and_keeps_serving(tmp_path):
     """The zygote's next box needs new descriptors (a pipe, a pidfd, the cgroup's
     process list); with none left that one box fails with the reason, nothing of

@@ -18,6 +18,10 @@ import classroom_reporter as reporter  # noqa: E402
 from autograder import i18n  # noqa: E402
 from autograder.intake import integrity
 
+# The slow tier (docs/maintaining.md): nearly every test reads a template exported by a
+# `python -m autograder export-template` subprocess (~6 s), several grade it again.
+pytestmark = pytest.mark.slow
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODULES = ("amp_update", "loss_scaler", "amp_training_step")
 

@@ -27,6 +27,7 @@ def graded(request, grade_dir):
     return lang, report, local
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [80, 120])
 @pytest.mark.parametrize("mode", ["compact", "verbose", "quiet"])
 def test_no_line_is_wider_than_the_terminal(graded, width, mode, monkeypatch):

@@ -26,6 +26,7 @@ def submissions(tmp_path_factory):
     }
 
 
+@pytest.mark.slow
 def test_the_loop_grades_like_pytests_protocol(submissions, monkeypatch):
     from autograder.sandbox.boxes import start_boxes
 
@@ -78,6 +79,7 @@ class _Recorder:
             return True
 
 
+@pytest.mark.slow
 def test_outcomes_teardown_and_the_backstop(tmp_path):
     (tmp_path / "test_cases.py").write_text(textwrap.dedent('''
         import time

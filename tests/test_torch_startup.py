@@ -7,6 +7,11 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
+# The slow tier (docs/maintaining.md): each test starts an interpreter that imports torch.
+pytestmark = pytest.mark.slow
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 

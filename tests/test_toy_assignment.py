@@ -70,6 +70,7 @@ def single(students, tmp_path_factory):
     return {name: grade(folder, out / f"{name}.json") for name, folder in students.items()}
 
 
+@pytest.mark.slow
 def test_a_correct_toy_submission_earns_every_point(single):
     data, stdout = single["ada"]
     assert (data["score"], data["max_score"]) == (5, 5)
@@ -78,6 +79,7 @@ def test_a_correct_toy_submission_earns_every_point(single):
     assert not any(module in stdout for module in CHAPTER_MODULES)
 
 
+@pytest.mark.slow
 def test_a_wrong_total_loses_the_hidden_test_and_names_its_todo(single):
     data, stdout = single["bo"]
     assert (data["score"], data["max_score"]) == (3, 5)
@@ -86,6 +88,7 @@ def test_a_wrong_total_loses_the_hidden_test_and_names_its_todo(single):
     assert "add every item with add" in failed[0]["output"]   # the test's hint, from the toy's suite
 
 
+@pytest.mark.slow
 def test_the_stub_is_diagnosed_by_the_toy_todo_graph(single):
     data, stdout = single["cy"]
     assert data["score"] == 0
@@ -94,6 +97,7 @@ def test_the_stub_is_diagnosed_by_the_toy_todo_graph(single):
     assert "toy_sum" in stdout and "0 / 5" in stdout
 
 
+@pytest.mark.slow
 def test_the_toy_catalog_translates_its_own_messages(students, tmp_path):
     data, stdout = grade(students["cy"], tmp_path / "zh.json", "--lang", "zh")
     assert "add(2, 3) 等于 5" in stdout            # the toy's catalog (a test title)
@@ -102,6 +106,7 @@ def test_the_toy_catalog_translates_its_own_messages(students, tmp_path):
     assert any("add(2, 3) 等于 5" in name for name in names)
 
 
+@pytest.mark.slow
 def test_only_the_toy_module_is_a_choice_of_module(students, tmp_path):
     data, _ = grade(students["ada"], tmp_path / "one.json", "--module", "toy_sum")
     assert data["score"] == 5
@@ -109,6 +114,7 @@ def test_only_the_toy_module_is_a_choice_of_module(students, tmp_path):
     assert refused.returncode == 2 and "toy_sum" in refused.stderr
 
 
+@pytest.mark.slow
 def test_a_class_grades_like_single_grades(students, single, tmp_path):
     out = tmp_path / "class"
     done = autograder("grade-many", students["ada"].parents[1], "-o", out, "--seed", 3, "--jobs", 2,
@@ -124,6 +130,7 @@ def test_a_class_grades_like_single_grades(students, single, tmp_path):
     assert "Toy Sums" in page and "amp_update" not in page
 
 
+@pytest.mark.slow
 def test_the_classroom_payload_meets_the_reporter_contract(students, tmp_path):
     output = tmp_path / "github_output"
     output.write_text("", encoding="utf-8")
@@ -137,6 +144,7 @@ def test_the_classroom_payload_meets_the_reporter_contract(students, tmp_path):
     assert {test["name"].split(":")[0] for test in payload["tests"]} == {"toy_sum"}
 
 
+@pytest.mark.slow
 def test_the_template_carries_the_toy_and_nothing_hidden(tmp_path):
     template = tmp_path / "template"
     done = autograder("export-template", template)

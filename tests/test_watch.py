@@ -41,6 +41,7 @@ def _read_until(process, needle, count, timeout=120):
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_save_regrades_and_ctrl_c_ends_every_process(tmp_path):
     submission = tmp_path / "exercises"
@@ -100,6 +101,7 @@ def _frames(data):
     return [[line.replace(terminal.ERASE_LINE, "") for line in frame.split("\r\n")] for frame in frames]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pseudo-terminal and /proc")
 def test_in_a_terminal_the_screen_fits_a_save_cancels_the_old_grade_and_the_running_test_shows(tmp_path):
     """80 x 24: each redraw keeps the table and the diagnosis on screen and leaves the

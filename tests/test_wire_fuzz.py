@@ -230,6 +230,7 @@ def _largest(element):
     return answer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("element", [b"[]", b'{"$dict": {}}', b"-1234567890123456789", b'"\\ud800"',
                                      b"1." + b"1" * 300, b'{"$tensor": "bool", "shape": [1], "data": "AQ=="}'],
                          ids=["lists", "dicts", "integers", "escapes", "long floats", "tensors"])
@@ -254,6 +255,7 @@ def test_endless_frames_with_wrong_ids_end_the_call_at_once():
     assert wall < 1.0 and cpu < 0.5
 
 
+@pytest.mark.slow
 def test_an_answer_dribbled_out_meets_the_calls_limit_not_the_backstop():
     """The keeper counts (the backstop is 4 x 1 s + 5 s): a byte every 50 ms ends
     once the call's own second and the grace are spent."""
