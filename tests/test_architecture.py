@@ -29,6 +29,20 @@ def modules():
     return found
 
 
+def imported_names(path):
+    """Every dotted name the module at ``path`` imports, at any depth of its code, with
+    the names of a ``LAZY`` table (module -> names, imported when first used:
+    :mod:`autograder.authoring`)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Assign) and [getattr(target, "id", "") for target in node.targets] == ["LAZY"]:
+            yield from (f"{module}.{name}" for module, names in ast.literal_eval(node.value).items()
+                        for name in names)
+
+
 def imports():
     """module -> the grader modules it imports (at any depth of its code)."""
     known = modules()
@@ -40,17 +54,10 @@ def imports():
 
     edges = collections.defaultdict(set)
     for name, path in known.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                targets = [f"{node.module}.{alias.name}" for alias in node.names]
-            else:
-                continue
-            for target in targets:
-                found = resolve(target) if target.startswith("autograder") else ""
-                if found and found != name:
-                    edges[name].add(found)
+        for target in imported_names(path):
+            found = resolve(target) if target.startswith("autograder") else ""
+            if found and found != name:
+                edges[name].add(found)
     return edges
 
 
@@ -143,3 +150,62 @@ def test_the_staff_docs_name_only_paths_that_exist():
     missing = sorted(f"{doc}: {path}" for doc, path in named
                      if path not in TEMPLATE_ONLY and not (ROOT / path).exists())
     assert not missing, "staff docs name paths that do not exist:\n" + "\n".join(missing)
+
+
+# The one module of the command line the others import: the options they share.
+CLI_SHARED = "autograder.cli.common"
+
+
+def test_command_line_modules_import_no_other_but_the_shared_options():
+    """A command's module parses its arguments and gives the exit code; what two
+    commands share lives in the rooms below (or, for argparse options, in CLI_SHARED)."""
+    crossing = sorted(f"{module} -> {target}" for module, targets in imports().items() for target in targets
+                      if module.startswith("autograder.cli.") and target.startswith("autograder.cli.")
+                      and target != CLI_SHARED)
+    assert not crossing, "command-line modules that import another:\n" + "\n".join(crossing)
+
+
+def test_only_the_command_line_imports_the_command_line():
+    users = sorted(f"{module} -> {target}" for module, targets in imports().items() for target in targets
+                   if target.startswith("autograder.cli") and not module.startswith("autograder.cli"))
+    assert not users, "modules outside the command line that import it:\n" + "\n".join(users)
+
+
+# What an assignment imports of the engine (as a plug-in imports pytest, not _pytest).
+AUTHORING = "autograder.authoring"
+
+
+def test_an_assignment_imports_only_the_authoring_surface():
+    """A chapter (this one, and the toy second assignment) imports the engine only
+    through autograder.authoring, as a pytest plugin imports pytest, not _pytest."""
+    chapters = [PACKAGE / "assignment", ROOT / "tests" / "toy_assignment"]
+    found = []
+    for path in sorted(path for chapter in chapters for path in chapter.rglob("*.py")):
+        for name in imported_names(path):
+            if (name == "autograder" or name.startswith("autograder.")) and \
+                    not name.startswith(("autograder.assignment.", AUTHORING + ".")) and name != AUTHORING:
+                found.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not found, "assignment modules that import the engine past autograder.authoring:\n" + "\n".join(found)
+
+
+def test_the_authoring_surface_names_only_what_exists():
+    import importlib.util
+
+    from autograder import authoring
+
+    missing = [f"{module}.{name}" for module, names in authoring.LAZY.items() for name in names
+               if not hasattr(importlib.import_module(module), name)
+               and importlib.util.find_spec(f"{module}.{name}") is None]
+    assert not missing, missing
+    assert sorted(dir(authoring)) == sorted(name for names in authoring.LAZY.values() for name in names)
+
+
+def test_the_authoring_surface_loads_only_what_is_used():
+    """A description needs ``_``: it must not cost torch (the command line reads it)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from autograder.authoring import REPO_ROOT, _\n"
+            "print(sorted(name for name in ('torch', 'pytest', 'rich', 'autograder.judging.judge') if name in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from autograder.batch import clean_process, jobs
+from autograder.judge_process import launcher
 from autograder.batch.progress import Progress
 from autograder.judging.results import GradeReport
 from autograder.judging.results import TestResult as Result
@@ -62,7 +63,7 @@ def _judge_that_dies(monkeypatch, writes_zero_for=None):
             "        jobs._write_report(jobs.zero_report(data['student'], 7, jobs.CRASHED, 'grading was interrupted'),\n"
             "                           data['out_dir'] + '/results.json')\n"
             "sys.exit(3)")
-    monkeypatch.setattr(clean_process, "_BOOT", code)
+    monkeypatch.setattr(launcher, "_BOOT", code)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="grade-many's judge process needs fork")

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import classroom_reporter as reporter
-from autograder.cli import classroom_report as cli_classroom_report
+from autograder.reports import classroom
 from autograder.reports import results_file
 from autograder.reports.gradescope import write_results
 from autograder.judging.results import GradeReport
@@ -78,7 +78,7 @@ def test_end_to_end_one_result_equal_to_results_json(tmp_path, results):
 
 
 def test_payload_names_and_messages_cannot_become_commands_in_the_reporter_log(results):
-    encoded, _, error = cli_classroom_report.build(results)
+    encoded, _, error = classroom.build(results)
     payload = json.loads(base64.b64decode(encoded))
     assert error is None
     # The reporter prints names (and error messages) in its own log, one per line.
@@ -135,7 +135,7 @@ def _variants(tmp_path, results):
 
 def test_every_unusable_file_gives_one_error_test_and_no_score(tmp_path, results):
     for case, path in _variants(tmp_path, results).items():
-        encoded, summary, error = cli_classroom_report.build(path, environ={"AUTOGRADE_MAX_SCORE": "100"})
+        encoded, summary, error = classroom.build(path, environ={"AUTOGRADE_MAX_SCORE": "100"})
         payload = json.loads(base64.b64decode(encoded))
         assert error, case
         assert reporter.contract_problems(payload, encoded) == [], case
@@ -173,7 +173,7 @@ def test_the_good_file_passes_the_same_checks(results):
 
 @pytest.mark.parametrize("value, expected", [("100", 100), ("", 1), ("12abc", 1), ("0", 1), ("-5", 1)])
 def test_error_max_score_comes_from_the_variable_or_is_one(value, expected):
-    assert cli_classroom_report.error_max_score({"AUTOGRADE_MAX_SCORE": value}) == expected
+    assert classroom.error_max_score({"AUTOGRADE_MAX_SCORE": value}) == expected
 
 
 # --------------------------------------------------------------------------- a forged output file
@@ -207,7 +207,7 @@ def test_real_reporter_log_holds_only_its_own_commands(tmp_path):
                                        output=fake)], seed=1)
     path = tmp_path / "results.json"
     write_results(report, path)
-    ours, _, _ = cli_classroom_report.build(path)
+    ours, _, _ = classroom.build(path)
     raw = {"version": 1, "status": "fail", "max_score": 1,
            "tests": [{"name": fake, "status": "fail", "score": 0, "line_no": 0}]}
     logs = {}

@@ -12,44 +12,47 @@ import sys
 
 from helpers import ROOT, make_submission
 
-from autograder.cli import grade as cli_grade
+from autograder import locations
+from autograder.cli import common
+from autograder.judge_process import grading, preflight
+from autograder.reports import safe_text
 
 
 def test_default_submission_from_the_root_inside_exercises_and_elsewhere(tmp_path):
     (tmp_path / "exercises").mkdir()
-    assert cli_grade.default_submission(tmp_path) == "exercises"
+    assert preflight.default_submission(tmp_path) == "exercises"
     make_submission(tmp_path / "exercises")
-    assert cli_grade.default_submission(tmp_path / "exercises") == str(tmp_path / "exercises")
-    assert cli_grade.default_submission(tmp_path / "elsewhere") == str(cli_grade.REPOSITORY_ROOT / "exercises")
+    assert preflight.default_submission(tmp_path / "exercises") == str(tmp_path / "exercises")
+    assert preflight.default_submission(tmp_path / "elsewhere") == str(locations.REPO_ROOT / "exercises")
 
 
 def test_results_are_never_written_into_the_submission(tmp_path):
     folder = tmp_path / "exercises"
     (folder / "sub").mkdir(parents=True)
-    assert cli_grade.default_results(folder, cwd=folder) == str(tmp_path / "results.json")
-    assert cli_grade.default_results(folder, cwd=folder / "sub") == str(tmp_path / "results.json")
-    assert cli_grade.default_results(folder, cwd=tmp_path) == "results.json"
+    assert preflight.default_results(folder, cwd=folder) == str(tmp_path / "results.json")
+    assert preflight.default_results(folder, cwd=folder / "sub") == str(tmp_path / "results.json")
+    assert preflight.default_results(folder, cwd=tmp_path) == "results.json"
 
 
 def test_missing_folder_says_where_to_run_from(tmp_path):
-    message = cli_grade.usage_problem(tmp_path / "nope", "en")
+    message = preflight.usage_problem(tmp_path / "nope", "en")
     assert "no such folder" in message and "repository root" in message
-    assert "仓库根目录" in cli_grade.usage_problem(tmp_path / "nope", "zh")
+    assert "仓库根目录" in preflight.usage_problem(tmp_path / "nope", "zh")
 
 
 def test_missing_packages_say_to_activate_the_venv(tmp_path, monkeypatch):
-    monkeypatch.setattr(cli_grade, "missing_requirements", lambda: ["torch"])
-    message = cli_grade.usage_problem(tmp_path, "en")
+    monkeypatch.setattr(preflight, "missing_requirements", lambda: ["torch"])
+    message = preflight.usage_problem(tmp_path, "en")
     assert "torch not installed" in message and "source .venv/bin/activate" in message
     assert "pip install -r requirements.txt" in message
 
 
 def test_push_again_only_inside_actions(monkeypatch):
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    laptop = cli_grade._crash_report("exercises", 1, "boom").tests[0].output
+    laptop = grading.crash_report("exercises", 1, "boom").tests[0].output
     assert "push again" not in laptop and "grade again" in laptop
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    assert "push again" in cli_grade._crash_report("exercises", 1, "boom").tests[0].output
+    assert "push again" in grading.crash_report("exercises", 1, "boom").tests[0].output
 
 
 @pytest.mark.slow
@@ -120,11 +123,11 @@ def test_a_students_own_grade_on_macos_or_windows_says_what_that_means_in_their_
 
 def test_only_a_students_own_grade_is_read_as_theirs():
     args = type("Args", (), {"submission": None, "classroom": False})
-    assert cli_grade.audience(args) == "student"
+    assert common.audience(args) == "student"
     args.submission = "path/to/exercises"
-    assert cli_grade.audience(args) == "staff"
+    assert common.audience(args) == "staff"
     args.submission, args.classroom = None, True
-    assert cli_grade.audience(args) == "staff"
+    assert common.audience(args) == "staff"
 
 
 WITHOUT_NUMPY = '''
@@ -186,8 +189,8 @@ def test_a_warning_wraps_at_the_terminals_width(capsys, monkeypatch):
     from rich.cells import cell_len
 
     monkeypatch.setenv("COLUMNS", "80")
-    problem = cli_grade.usage_problem(pathlib.Path("no/such/folder/anywhere"), "zh")
-    cli_grade.warn(problem)
+    problem = preflight.usage_problem(pathlib.Path("no/such/folder/anywhere"), "zh")
+    safe_text.warn(problem)
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) > 1 and all(cell_len(line) <= 80 for line in lines), lines
     assert "".join(lines).replace(" ", "") == problem.replace(" ", "")

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from autograder.cli.grade import print_report
+from autograder.reports.safe_text import print_report
 from autograder.class_reports import class_report
 from autograder.class_reports import write as class_write
 from autograder.reports import isolation_view, summary_md, terminal

@@ -8,7 +8,7 @@ import time
 import pytest
 from rich.cells import cell_len
 
-from autograder.cli.running_test import ERASE, RunningTest
+from autograder.judge_process.running_test import ERASE, RunningTest
 from autograder.judge_process.grading import grade_in_clean_process
 from helpers import ROOT
 

@@ -10,7 +10,7 @@ import time
 import pytest
 from rich.cells import cell_len
 
-from autograder.cli import watch as cli_watch
+from autograder.reports import terminal
 from autograder.judging.results import GradeReport
 from autograder.judging.results import TestResult as Result
 from autograder.sandbox.confine import limits
@@ -25,10 +25,10 @@ def _report(**passed):
 
 
 def test_changes_name_fixed_and_newly_failing_tests():
-    fixed, broken = cli_watch.changes(_report(a=False, b=True, c=True), _report(a=True, b=False, c=True))
+    fixed, broken = terminal.changes(_report(a=False, b=True, c=True), _report(a=True, b=False, c=True))
     assert (fixed, broken) == (["a"], ["b"])
-    assert cli_watch.change_lines(_report(a=True), _report(a=True), "en") == ["No test changed since the last grade."]
-    assert cli_watch.change_lines(None, _report(a=True), "en") == []
+    assert terminal.change_lines(_report(a=True), _report(a=True), "en") == ["No test changed since the last grade."]
+    assert terminal.change_lines(None, _report(a=True), "en") == []
 
 
 def _read_until(process, needle, count, timeout=120):
@@ -78,14 +78,14 @@ def test_what_changed_fits_two_lines_per_kind_and_breaks_between_words():
     before = _report(**{name: not ok for name, ok in names.items()})
     after = _report(**names)
     for lang in ("en", "zh"):
-        lines = cli_watch.change_lines(before, after, lang, width=80)
-        assert len(lines) == 2 * cli_watch.CHANGE_LINES, lines
+        lines = terminal.change_lines(before, after, lang, width=80)
+        assert len(lines) == 2 * terminal.CHANGE_LINES, lines
         assert all(cell_len(line) <= 80 for line in lines), lines
         assert lines[1].endswith(" …") and lines[3].endswith(" …")
         whole = {str(131072 * (i + 1)) for i in range(12)} | {str(i) for i in range(12)}
         numbers = re.findall(r"\d+", "\n".join(lines).replace("(6)", ""))
         assert numbers and set(numbers) <= whole, numbers  # never "1" + newline + "31072"
-    assert "(6)" in cli_watch.change_lines(before, after, "en")[0]
+    assert "(6)" in terminal.change_lines(before, after, "en")[0]
 
 
 LOOPING = '''
@@ -97,8 +97,8 @@ def unscale_gradients(scaled_gradients, scale):
 
 def _frames(data):
     """The screens watch drew, as their lines (control sequences taken out)."""
-    frames = [frame.split(cli_watch.ERASE_BELOW)[0] for frame in data.split(cli_watch.HOME)[1:]]
-    return [[line.replace(cli_watch.ERASE_LINE, "") for line in frame.split("\r\n")] for frame in frames]
+    frames = [frame.split(terminal.ERASE_BELOW)[0] for frame in data.split(terminal.HOME)[1:]]
+    return [[line.replace(terminal.ERASE_LINE, "") for line in frame.split("\r\n")] for frame in frames]
 
 
 @pytest.mark.slow

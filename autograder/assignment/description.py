@@ -11,8 +11,7 @@ symptom points there. ``BUILDS_ON`` is what the diagnosis uses: a failure in a
 TODO that others build on is fixed first, and the tests of the TODOs built on
 it say so instead of giving their own hints.
 """
-from autograder import locations
-from autograder.i18n import _
+from autograder.authoring import REPO_ROOT, _
 
 TITLE = _("Mixed Precision Backward")
 
@@ -66,9 +65,9 @@ HIDDEN_POINTS = {
 OPTIONAL_MODULE = "gpu_lab"
 
 # Where the student stubs and the reference live (the repository's contract folders).
-EXERCISES_DIR = locations.REPO_ROOT / "exercises"
-SOLUTIONS_DIR = locations.REPO_ROOT / "solutions"
-STUDENT_README = locations.REPO_ROOT / ".github" / "template" / "README.md"
+EXERCISES_DIR = REPO_ROOT / "exercises"
+SOLUTIONS_DIR = REPO_ROOT / "solutions"
+STUDENT_README = REPO_ROOT / ".github" / "template" / "README.md"
 
 # Imported by the sandbox's zygote before confinement: the scenarios a worker
 # runs and the guard a module's worker installs (Module 2 is built by hand).

@@ -1,5 +1,6 @@
-"""The judge process (B) of a class: started by :mod:`autograder.batch.clean_process`,
-it imports torch, forks the sandbox's zygote, then reads the planned jobs on its
+"""The judge process (B) of a class: started by :mod:`autograder.batch.clean_process`
+as every judge is (:mod:`autograder.judge_process.launcher`), it imports torch,
+forks the sandbox's zygote, then reads the planned jobs on its
 standard input and grades them with forked grading processes
 (:func:`autograder.batch.grade_class.grade_planned`). Each finished job is a
 JSON line on the progress pipe; every job's row, the warnings and what the probe
@@ -9,11 +10,10 @@ stops every child; the rows still say what happened to each student.
 import contextlib
 import json
 import os
-import sys
 
 from autograder.batch.clean_process import MAX_RESULT_BYTES
 from autograder.batch.jobs import ForkJob
-from autograder.judge_process import interrupts
+from autograder.judge_process import launcher
 
 
 class _ProgressPipe:
@@ -29,22 +29,11 @@ class _ProgressPipe:
             os.write(self.fd, line)
 
 
-def main():
-    """(B) Import torch, fork the zygote, then read the planned jobs and grade them.
-    The box factory and SIGTERM (A's Ctrl-C, or A's death) are set up as for
-    ``grade``'s judge (:func:`interrupts.judge_boxes`); while the class is graded,
-    :func:`grade_class.grade_planned` answers an interrupt for every job."""
-    progress_fd = int(sys.argv[2])
-    del sys.argv[1:]
-    code = 1
-    try:
-        with interrupts.judge_boxes() as boxes:
-            job = json.loads(sys.stdin.buffer.read(MAX_RESULT_BYTES).decode())
-            code = _grade(job, boxes, progress_fd)
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        os._exit(code)
+def serve(boxes, progress_fd):
+    """(B) Read the planned jobs and grade them (the zygote is forked already, and SIGTERM
+    -- A's Ctrl-C, or A's death -- interrupts as Ctrl-C does, :func:`launcher.judge_main`);
+    while the class is graded, :func:`grade_class.grade_planned` answers an interrupt for every job."""
+    return _grade(launcher.read_job(MAX_RESULT_BYTES), boxes, int(progress_fd))
 
 
 def _grade(job, boxes, progress_fd):
@@ -67,8 +56,5 @@ def _grade(job, boxes, progress_fd):
     except grade_class.UsageError as exc:  # e.g. no confinement here, and not allowed
         answer = {"usage_error": str(exc)}
     answer.update(warnings=warnings, isolation=info.get("isolation"))
-    temporary = job["result"] + ".part"
-    with open(temporary, "w", encoding="utf-8") as result:
-        json.dump(answer, result, allow_nan=False)
-    os.replace(temporary, job["result"])
+    launcher.write_answer(job["result"], answer)
     return 0

@@ -1,5 +1,5 @@
-"""``grade-many``'s judge in a clean process of its own, as ``grade``'s is
-(:mod:`autograder.judge_process.grading`).
+"""``grade-many``'s judge in a clean process of its own, started as ``grade``'s is
+(:mod:`autograder.judge_process.launcher`).
 
 The command-line process (A) plans the class (where each submission is, which
 commit counts, the zero rows of students with nothing to grade), then starts
@@ -22,30 +22,14 @@ for is a crashed row, and the report is written all the same.
 """
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
-from autograder import locations
 from autograder.batch.jobs import CRASHED, OK, BatchInterrupted, UsageError
-from autograder.judge_process import interrupts
-from autograder.judging import grading_area
+from autograder.judge_process import interrupts, launcher
 
-PACKAGE_ROOT = str(locations.REPO_ROOT)
-MAX_RESULT_BYTES = 64 * 2**20
+MAX_RESULT_BYTES = launcher.MAX_ANSWER_BYTES
 STOP_WAIT_S = 120.0  # after Ctrl-C: B kills its children and writes every row
-_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-         "from autograder.batch import class_judge; class_judge.main()")
 _JOB_FIELDS = ("student", "submission", "layout", "seed", "include_hidden", "timeout", "label", "lang", "extra")
-
-
-def _environment():
-    from autograder.judge_process.grading import _environment as judge_environment
-
-    env = judge_environment()
-    if "AUTOGRADER_GRADER_GUARD" in os.environ:
-        env["AUTOGRADER_GRADER_GUARD"] = os.environ["AUTOGRADER_GRADER_GUARD"]
-    return env
 
 
 def _job_data(job):
@@ -62,26 +46,26 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
     # process that B kills (past --timeout) leaves its own behind.
     for job in planned:  # a results.json from an earlier run must never read as this run's grade
         job.prepare()
-    with tempfile.TemporaryDirectory(prefix="autograder-grade-many-") as private, tempfile.TemporaryFile() as log, \
-            grading_area.run_folder() as areas:
-        result_path = os.path.join(private, "result.json")
+    progress_r, progress_w = os.pipe()
+    try:
+        judge = launcher.Judge("autograder.batch.class_judge:serve", "autograder-grade-many-", args=[progress_w],
+                               pass_fds=[progress_w], keep=("AUTOGRADER_GRADER_GUARD",))
+    except BaseException:
+        os.close(progress_r)
+        raise
+    finally:
+        os.close(progress_w)
+    with judge:
+        result_path = judge.path("result.json")
         job = {"jobs": [_job_data(job) for job in planned], "output_dir": str(output_dir),
                "settings": dict(settings, guard_dir=str(settings["guard_dir"]) if settings["guard_dir"] else None),
                "result": result_path}
-        progress_r, progress_w = os.pipe()
-        try:
-            process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT, str(progress_w)],
-                                       pass_fds=[progress_w], stdin=subprocess.PIPE, stdout=log, stderr=log,
-                                       env=grading_area.judge_environment(_environment(), areas),
-                                       cwd=PACKAGE_ROOT)
-        finally:
-            os.close(progress_w)
         if settings["progress"]:
             print("grade-many: loading torch and the grader once for all students...", file=sys.stderr)
-        interrupted = _run(process, job, progress_r, bar, meanwhile)
+        interrupted = _run(judge, job, progress_r, bar, meanwhile)
         answer = _read_answer(result_path)
-        log.seek(0)
-        output = log.read()[-8000:].decode("utf-8", "replace")
+        output = judge.output()
+    process = judge.process
     if isinstance(answer.get("usage_error"), str):
         raise UsageError(answer["usage_error"])
     rows = answer.get("rows") if isinstance(answer.get("rows"), list) else []
@@ -121,27 +105,23 @@ def _unanswered(job, code, interrupted=False):
     return row
 
 
-def _run(process, job, progress_r, bar, meanwhile):
+def _run(judge, job, progress_r, bar, meanwhile):
     """Hand B its job, run ``meanwhile`` and draw progress until B ends; True when
     interrupted here (Ctrl-C, SIGTERM or SIGHUP, passed on to B)."""
     interrupted = False
     try:
         with interrupts.as_interrupt():
-            try:
-                process.stdin.write(json.dumps(job).encode())
-                process.stdin.close()
-            except OSError:
-                pass
+            judge.send(job)
             if meanwhile is not None:
                 meanwhile()
             with os.fdopen(progress_r, "rb", buffering=0) as progress:
                 progress_r = None
                 for line in _lines(progress):
                     _show(bar, line)
-            process.wait()
+            judge.process.wait()
     except KeyboardInterrupt:
         interrupted = True
-        interrupts.stop(process, STOP_WAIT_S)  # B stops its children and answers for every job
+        judge.stop(STOP_WAIT_S)  # B stops its children and answers for every job
     finally:
         if progress_r is not None:
             os.close(progress_r)
@@ -169,8 +149,7 @@ def _show(bar, line):
 
 def _read_answer(path):
     try:
-        with open(path, "rb") as answer:
-            data = answer.read(MAX_RESULT_BYTES + 1)
+        data = launcher.read_answer(path, MAX_RESULT_BYTES)
         answer = json.loads(data.decode()) if len(data) <= MAX_RESULT_BYTES else {}
         return answer if isinstance(answer, dict) else {}
     except (OSError, ValueError):

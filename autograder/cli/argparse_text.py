@@ -15,12 +15,11 @@ a Chinese one, and never wraps its error messages.
 """
 import argparse
 import contextlib
-import os
 import re
 import shutil
 import sys
 
-from autograder.i18n import _, catalog
+from autograder.i18n import _, catalog, command_line_in
 
 IDS = (
     _("usage: "), _("positional arguments"), _("options"), _("show this help message and exit"),
@@ -50,21 +49,12 @@ class Parser(argparse.ArgumentParser):
         sys.exit(status)
 
 
-def wrapping(stream):
-    """Whether text for ``stream`` is wrapped: on a terminal, or where its width is given
-    (``COLUMNS``); a pipe or a log gets lines as they are, for whoever reads or searches it."""
-    try:
-        return stream.isatty() or bool(os.environ.get("COLUMNS"))
-    except (AttributeError, ValueError):
-        return False
-
-
 def _write(text, file):
     from rich.cells import cell_len
 
     from autograder.reports import wrap
 
-    if not wrapping(file):
+    if not wrap.wrapping(file):
         try:
             file.write(text)
         except (AttributeError, OSError):
@@ -90,27 +80,12 @@ def _write(text, file):
         pass
 
 
-_asked = [None]  # the language of the command line being parsed
-
-
-def help_language(root):
-    """The language a command's help is written in: the command line's (inside
-    :func:`translated`), else the configured one."""
-    from autograder.i18n import resolve_language
-
-    return _asked[0] or resolve_language(root=root)
-
-
 @contextlib.contextmanager
 def translated(lang):
     """While this lasts, argparse speaks ``lang`` (English: unchanged), and so do the
-    commands' help texts (:func:`help_language`)."""
-    _asked[0] = lang
-    try:
-        with _argparse_in(lang):
-            yield
-    finally:
-        _asked[0] = None
+    commands' help texts (:func:`autograder.i18n.help_language`)."""
+    with command_line_in(lang), _argparse_in(lang):
+        yield
 
 
 @contextlib.contextmanager

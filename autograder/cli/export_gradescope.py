@@ -3,17 +3,9 @@
 import pathlib
 import sys
 
+from autograder.cli import common
 from autograder.exports import runtime
 from autograder.exports.gradescope import build_zip
-from autograder.i18n import LANGUAGES
-
-
-def add_lang_argument(parser):
-    """--lang of an export (shared with export-otter)."""
-    parser.add_argument("--lang", choices=LANGUAGES, default=None,
-                        help="language of the students' feedback (default: [tool.autograder] lang in this "
-                             f"repository's pyproject.toml, else the students' language, "
-                             f"{runtime.course_language()!r} here)")
 
 
 def add_parser(subparsers):
@@ -26,7 +18,7 @@ def add_parser(subparsers):
     parser.add_argument("--seed", type=int, default=None,
                         help="grade every submission with this seed (default: a new seed per run, "
                              "recorded in results.json)")
-    add_lang_argument(parser)
+    common.add_export_lang(parser)
     parser.set_defaults(func=run_export)
     return parser
 

@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from autograder.cli.export_gradescope import add_lang_argument
+from autograder.cli import common
 from autograder.exports import runtime
 from autograder.exports.otter import DEFAULT_TIMEOUT_S, export, generate_zip
 
@@ -20,7 +20,7 @@ def add_parser(subparsers):
                         help=f"wall-clock seconds for grading one submission (default {DEFAULT_TIMEOUT_S})")
     parser.add_argument("--otter-bin", default=None, metavar="PATH",
                         help="also run `PATH generate` to build DEST/autograder.zip")
-    add_lang_argument(parser)
+    common.add_export_lang(parser)
     parser.set_defaults(func=run_export)
     return parser
 

@@ -7,30 +7,17 @@
                                      [--pushes FILE] [--also-latest]]
     python -m autograder merge-scores SHARD_DIR [SHARD_DIR ...] --output-dir DIR
 
-The work is in :mod:`autograder.batch.grade_class` (grading), :mod:`autograder.batch.deadline`
-(which commit counts), :mod:`autograder.similarity.pairs` and
-:mod:`autograder.class_reports.class_report` (the class report); this module parses
-arguments and wires them together.
+The work is in :mod:`autograder.batch.class_run` (the run: which students,
+seed and commit, the outputs), :mod:`autograder.batch.grade_class` (grading),
+:mod:`autograder.similarity.pairs` and :mod:`autograder.class_reports.class_report`
+(the class report); this module parses the arguments and gives the exit code.
 """
-import collections
-import contextlib
-import os
-import pathlib
-import shutil
 import sys
-import tempfile
-import time
 
-from autograder.batch.grade_class import (DEFAULT_TIMEOUT_S, BatchInterrupted, UsageError,
-                                          discover, parse_shard, release_reserve, run_batch, run_command,
-                                          select_shard)
-from autograder.batch.manifest import MANIFEST, _now, merge_manifests, read_manifest, write_manifest
-from autograder import locations
-from autograder.i18n import LANGUAGES, resolve_language
-from autograder.judging.results import CLASS_STATUSES
-from autograder.reports.safe_text import terminal_line
-from autograder.sandbox import environment
-
+from autograder.batch import class_run
+from autograder.batch.grade_class import DEFAULT_TIMEOUT_S, UsageError, run_command
+from autograder.cli import common
+from autograder.i18n import LANGUAGES
 
 # grade in a judge process of its own (autograder/batch/clean_process.py); tests that
 # stand in for parts of the judge in this process switch it off
@@ -67,8 +54,8 @@ def add_parser(subparsers):
     many.add_argument("--lang", choices=LANGUAGES, default=None,
                       help="language of the students' feedback (default: $AUTOGRADER_LANG, else each graded "
                            "repository's [tool.autograder] lang, else the course repository's, else English)")
-    add_report_lang(many)
-    add_deadline_arguments(many)
+    common.add_report_lang(many)
+    common.add_deadline_arguments(many)
     many.add_argument("--also-latest", action="store_true",
                       help="with --deadline: also grade the latest commit where it differs and record its "
                            "score beside the graded one (never counted)")
@@ -82,62 +69,9 @@ def add_parser(subparsers):
                     "DIR/scores.csv, DIR/report.md and charts.")
     merge.add_argument("inputs", nargs="+", metavar="SHARD_DIR")
     merge.add_argument("--output-dir", "-o", required=True, metavar="DIR")
-    add_report_lang(merge)
+    common.add_report_lang(merge)
     merge.set_defaults(func=run_merge_scores)
     return many
-
-
-def add_report_lang(parser):
-    parser.add_argument("--report-lang", choices=LANGUAGES, default=None,
-                        help="language of the TA's class page report.html (default: English, or what run.json "
-                             "recorded)")
-
-
-def add_deadline_arguments(parser):
-    """--deadline, --deadline-source, --pushes (shared with the similarity command)."""
-    parser.add_argument("--deadline", default=None, metavar="ISO",
-                        help="grade each repository's last commit at or before this time on its default "
-                             "branch, e.g. 2026-12-15T23:59+08:00 (a time zone is required)")
-    parser.add_argument("--deadline-source", choices=("committed", "pushed"), default="committed",
-                        help="committed: the commit's committer time (default); pushed: push times from --pushes")
-    parser.add_argument("--pushes", default=None, metavar="FILE",
-                        help="with --deadline-source pushed: JSON push record (docs/ta-guide.md)")
-
-
-def deadline_spec(args, recorded=None):
-    """The :class:`~autograder.batch.deadline.DeadlineSpec` the options ask for (or the
-    one ``recorded`` in run.json when re-grading without them), or None."""
-    from autograder.batch import deadline
-
-    if args.deadline is None:
-        if recorded and getattr(args, "only", None):
-            args.deadline = recorded.get("deadline")
-            args.deadline_source = recorded.get("source", "committed")
-            args.pushes = args.pushes or recorded.get("pushes_file")
-            args.also_latest = args.also_latest or bool(recorded.get("also_latest"))
-        if args.deadline is None:
-            if args.deadline_source != "committed" or args.pushes or getattr(args, "also_latest", False):
-                raise UsageError("--deadline-source, --pushes and --also-latest need --deadline")
-            return None
-    try:
-        when = deadline.parse_deadline(args.deadline)
-        if args.deadline_source == "pushed":
-            if not args.pushes:
-                raise UsageError("--deadline-source pushed needs --pushes FILE (see docs/ta-guide.md)")
-            return deadline.DeadlineSpec(when, deadline.PUSHED, deadline.load_pushes(args.pushes),
-                                         str(pathlib.Path(args.pushes).resolve()))
-        if args.pushes:
-            raise UsageError("--pushes is only read with --deadline-source pushed")
-        return deadline.DeadlineSpec(when)
-    except deadline.DeadlineError as exc:
-        raise UsageError(exc.render(staff_language(args))) from None
-
-
-def staff_language(args):
-    """The language a TA reads this run's errors in: the class page's (--report-lang), else the
-    students' (--lang), else $AUTOGRADER_LANG or the course repository's setting."""
-    chosen = getattr(args, "report_lang", None) or getattr(args, "lang", None)
-    return chosen or resolve_language(root=str(locations.REPO_ROOT))
 
 
 def run_grade_many(args):
@@ -149,171 +83,13 @@ def run_grade_many(args):
 
 
 def _grade_many(args):
-    from autograder.judging.seeds import new_seed
-
-    root, output_dir = pathlib.Path(args.root), pathlib.Path(args.output_dir)
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    students = [s for s in discover(root) if (root / s).resolve() != output_dir.resolve()]
-    shard = parse_shard(args.shard) if args.shard else None
-    previous = read_manifest(output_dir)
-    if args.only:
-        unknown = sorted(set(args.only) - set(students))
-        if unknown:
-            raise UsageError(f"--only: no such student folder in {root}: {', '.join(unknown)}")
-        chosen = sorted(set(args.only))
-        if shard:
-            chosen = [s for s in chosen if s in select_shard(students, *shard)]
-    else:
-        chosen = select_shard(students, *shard) if shard else students
-    seed = args.seed
-    if seed is None and args.only and previous:
-        seed = previous.get("seed")
-    seed = new_seed() if seed is None else int(seed)
-    lang = args.lang or ((previous or {}).get("lang") if args.only else None)
-
-    keep = previous if (args.only and previous) else None
-    spec = deadline_spec(args, (previous or {}).get("deadline") if keep else None)
-    manifest = keep or {"students": {}}
-    manifest.update({
-        "version": 1, "seed": manifest.get("seed", seed) if keep else seed,
-        "root": str(root.resolve()), "visible_only": bool(args.visible_only),
-        "shard": f"{shard[0]}/{shard[1]}" if shard else manifest.get("shard"),
-        "class_size": len(students), "started": _now(), "lang": lang,
-        "report_lang": args.report_lang or (manifest.get("report_lang") if keep else None) or "en",
-    })
-    if not keep and shard:
-        manifest["shard_students"] = chosen
-    if spec is not None:
-        manifest["deadline"] = dict(spec.describe(), also_latest=bool(args.also_latest))
-    elif not keep:
-        manifest.pop("deadline", None)
-    print(f"grade-many: {len(chosen)} of {len(students)} folder(s) in {root}"
-          + (f", shard {shard[0]}/{shard[1]}" if shard else "") + f"; seed {seed}"
-          + (f"; deadline {manifest['deadline']['deadline']} ({spec.source})" if spec else ""), file=sys.stderr)
-    started = time.monotonic()
-    warnings = []
-    info = {}
-    interrupted = False
-    # Exported commits live here until similarity has read them (never in the student's folder).
-    def meanwhile():  # while the judge process grades (after it, where there is none)
-        environment.one_blas_thread(os.environ)  # before the similarity check imports numpy
-        run_similarity(args, output_dir, info.get("submissions", {}), shard, warnings)
-        for module in ("autograder.class_reports.write", "autograder.class_reports.charts", "matplotlib.pyplot"):
-            with contextlib.suppress(ImportError):  # the class report's, ready when the grades are
-                __import__(module)
-        with contextlib.suppress(ImportError):
-            from autograder.class_reports import charts
-
-            charts.warm()
-
-    with tempfile.TemporaryDirectory(prefix="autograder-deadline-") as workdir:
-        try:
-            entries = run_batch(root, output_dir, chosen, seed, jobs=args.jobs, timeout=args.timeout,
-                                include_hidden=not args.visible_only, isolation=args.isolation,
-                                progress=not args.no_progress, manifest_entries=manifest["students"],
-                                warnings=warnings, allow_unconfined=args.allow_unconfined, info=info,
-                                deadline=spec, also_latest=args.also_latest, workdir=workdir, lang=lang,
-                                clean_process=JUDGE_PROCESS, meanwhile=meanwhile)
-        except BatchInterrupted as exc:
-            entries, interrupted = exc.entries, True
-            warnings.append("the batch was interrupted: students marked 'crashed' with reason "
-                            "'interrupted' were not graded (re-grade them with --only)")
-    manifest["warnings"] = (manifest.get("warnings", []) if keep else []) + warnings
-    for warning in warnings:  # may name students: shown escaped
-        print(terminal_line(f"grade-many: warning: {warning}"), file=sys.stderr)
-    manifest["students"] = entries
-    manifest["finished"] = _now()
-    if "isolation" in info:
-        manifest["isolation"] = info["isolation"]
-    outputs = write_class_outputs(output_dir, manifest)
-    wall = time.monotonic() - started
-    counts = collections.Counter(entries[s]["status"] for s in chosen)
-    problems = ", ".join(f"{counts[s]} {s}" for s in CLASS_STATUSES[1:] if counts[s])
-    per = wall / len(chosen) if chosen else 0.0
-    # a notes/ folder or a repository without commits is no student: say who had work of their own
-    print(f"grade-many: {len(chosen)} folder(s) in {wall:.1f} s ({per:.2f} s each): {counts[CLASS_STATUSES[0]]} "
-          "graded with work of their own" + (f"; {problems}" if problems else ""), file=sys.stderr)
-    for path in outputs:
-        print(f"wrote {path}")
-    return 130 if interrupted else 0
-
-
-def run_similarity(args, output_dir, submissions, shard, warnings):
-    """The similarity check over the whole class just graded (same folders, same commits)."""
-    from autograder.similarity import pairs as similarity
-
-    if args.no_similarity:
-        return
-    if shard or args.only:
-        what = "a shard" if shard else "a re-grade with --only"
-        print(f"grade-many: similarity not run on {what}: run `python -m autograder similarity` on the "
-              "whole class (the grade-class workflow's merge job does)", file=sys.stderr)
-        return
-    try:
-        result = similarity.run(submissions, output_dir, lang=args.report_lang or "en")  # the class page's
-    except Exception as exc:  # noqa: BLE001 - an integrity check must not cost the grades
-        warnings.append(f"the similarity check failed: {type(exc).__name__}: {exc}")
-        return
-    if result.get("skipped"):
-        print(f"grade-many: {result['skipped']}", file=sys.stderr)
-
-
-def write_class_outputs(output_dir, manifest):
-    """run.json, scores.csv, report.md (and charts), whatever happened meanwhile:
-    the room kept at the start of the batch is given back for them first."""
-    from autograder.class_reports import write as class_write
-
-    release_reserve(output_dir)
-    outputs = []
-    try:
-        write_manifest(output_dir, manifest)
-        outputs.append(pathlib.Path(output_dir) / MANIFEST)
-    except OSError as exc:
-        print(f"grade-many: error: {MANIFEST} could not be written: {exc}", file=sys.stderr)
-    try:
-        outputs += class_write.write_all(output_dir, manifest)
-    except OSError as exc:
-        print(f"grade-many: error: the class report could not be written: {exc}", file=sys.stderr)
-    return outputs
+    return class_run.grade_many(args, judge_process=JUDGE_PROCESS)
 
 
 def run_merge_scores(args):
-    return run_command("merge-scores", _merge_scores, args)
-
-
-def _merge_scores(args):
-    from autograder.class_reports import write as class_write
-
-    output_dir = pathlib.Path(args.output_dir)
-    manifests = []
-    for name in args.inputs:
-        source = pathlib.Path(name)
-        manifest = read_manifest(source)
-        if manifest is None:
-            raise UsageError(f"{source}: no {MANIFEST} (not a grade-many output folder)")
-        manifests.append((source, manifest))
-    merged = merge_manifests(manifests)
-    merged["finished"] = _now()
-    if args.report_lang:
-        merged["report_lang"] = args.report_lang
-    output_dir.mkdir(parents=True, exist_ok=True)
-    for source, manifest in manifests:
-        if source.resolve() == output_dir.resolve():
-            continue
-        for student in manifest["students"]:
-            if merged["students"][student]["source"] != str(source):
-                continue
-            if (source / student).is_dir():
-                shutil.copytree(source / student, output_dir / student, dirs_exist_ok=True)
-    write_manifest(output_dir, merged)
-    outputs = class_write.write_all(output_dir, merged)
-    for warning in merged["warnings"]:
-        print(terminal_line(f"merge-scores: warning: {warning}"), file=sys.stderr)
-    print(f"merge-scores: {len(merged['students'])} student(s) from {len(manifests)} input(s)",
-          file=sys.stderr)
-    for path in outputs:
-        print(f"wrote {path}")
-    return 0
+    return run_command("merge-scores", lambda args: class_run.merge_scores(args.inputs, args.output_dir,
+                                                                           args.report_lang), args)

@@ -57,7 +57,7 @@ def run_in_gradescope(submission, results, seed=None, lang=None):
 def check_environment(need_filter=False, quiet=False):
     """0 when this Python has what the grader needs (and, with ``need_filter``, the
     syscall filter too); else 1, with the reason on stderr."""
-    from autograder.cli.grade import missing_requirements
+    from autograder.judge_process.preflight import missing_requirements
     from autograder.sandbox.confine import syscall_filter
 
     missing = missing_requirements()

@@ -13,12 +13,11 @@ import sys
 import tempfile
 
 from autograder import active_assignment
-from autograder.reports.safe_text import terminal_line
+from autograder.cli import common
+from autograder.similarity import display
 
 
 def add_parser(subparsers):
-    from autograder.cli.grade_many import add_deadline_arguments, add_report_lang
-
     parser = subparsers.add_parser(
         "similarity", help="pairwise similarity of the student modules (copydetect), per module",
         description=f"Compare {', '.join(active_assignment.current().files())} across the student "
@@ -29,8 +28,8 @@ def add_parser(subparsers):
     parser.add_argument("--output-dir", "-o", required=True, metavar="DIR")
     parser.add_argument("--top", type=int, default=10, metavar="N",
                         help="closest other pairs kept per module besides the flagged groups (default 10)")
-    add_report_lang(parser)
-    add_deadline_arguments(parser)
+    common.add_report_lang(parser)
+    common.add_deadline_arguments(parser)
     parser.set_defaults(func=run, only=None, also_latest=False)
     return parser
 
@@ -41,29 +40,10 @@ def run(args):
     return run_command("similarity", _run, args)
 
 
-def _submissions(root, students, spec, workdir):
-    """``{student: folder}`` as grade-many would grade them (at the deadline when given)."""
-    from autograder.batch.plan import locate_submission
-    from autograder.batch.deadline import take_snapshot
-
-    found = {}
-    for index, student in enumerate(students):
-        folder = root / student
-        if spec is not None:
-            snapshot = take_snapshot(folder, student, spec, pathlib.Path(workdir) / f"{index:05d}")
-            if snapshot.status:
-                continue
-            folder = snapshot.tree or folder
-        submission, _, _ = locate_submission(folder)
-        if submission is not None:
-            found[student] = submission
-    return found
-
-
 def _run(args):
     from autograder.similarity import pairs as similarity
+    from autograder.batch.class_run import class_submissions, deadline_spec
     from autograder.batch.grade_class import UsageError, discover
-    from autograder.cli.grade_many import deadline_spec
     from autograder.batch.manifest import read_manifest
 
     if args.top < 1:
@@ -74,12 +54,13 @@ def _run(args):
     manifest = read_manifest(output_dir)
     lang = args.report_lang or (manifest or {}).get("report_lang") or "en"
     with tempfile.TemporaryDirectory(prefix="autograder-similarity-") as workdir:
-        submissions = _submissions(root, students, spec, workdir)
+        submissions = class_submissions(root, students, spec, workdir)
         result = similarity.run(submissions, output_dir, top=args.top, lang=lang)
     if result.get("skipped"):
         print(f"similarity: {result['skipped']}", file=sys.stderr)
     else:
-        _print_summary(result)
+        for line in display.summary_lines(result):
+            print(line)
     if manifest is not None:
         from autograder.class_reports import class_report
         from autograder.class_reports import write as class_write
@@ -89,41 +70,3 @@ def _run(args):
     print(f"wrote {output_dir / similarity.OUTPUT_FOLDER / 'index.html'}")
     print(f"wrote {output_dir / similarity.OUTPUT_FOLDER / similarity.RESULT_NAME}")
     return 0
-
-
-def _line(score, names, flagged, severity=""):
-    from autograder.similarity.display import shown_score
-
-    mark = f"  FLAGGED ({severity})" if flagged else ""
-    return terminal_line(f"  {shown_score(score)}  {names}{mark}", limit=300)
-
-
-def _print_summary(result):
-    for module, data in result.get("modules", {}).items():
-        groups = [row for row in data["pairs"] if row["flagged"]]
-        print(f"{module}: {data['submissions']} submission(s), {len(groups)} flagged group(s) "
-              f"(threshold {data['threshold']:.2f})")
-        for row in groups + [row for row in data["pairs"] if not row["flagged"]][:2]:
-            members = row.get("members") or [row["a"], row["b"]]
-            names = (f"{len(members)} students: " if len(members) > 2 else "") + " / ".join(map(str, members))
-            print(_line(row["score"], names, row["flagged"], row.get("severity", "")))
-    for module, data in (result.get("solution_reference") or {}).items():
-        if data.get("public"):
-            print(f"{module} against the reference: not compared (the reference is public)")
-            continue
-        hits = [row for row in data.get("matches", []) if row["flagged"]]
-        print(f"{module} against the reference: {len(hits)} flagged (threshold {data.get('threshold', 0):.2f})")
-        for row in hits:
-            print(_line(row["score"], " / ".join(map(str, row.get("members") or [row["student"]])), True,
-                        row.get("severity", "")))
-    torch = result.get("torch_reference")
-    if not torch:
-        pass
-    elif torch.get("skipped"):
-        print(f"{torch['label']}: {torch['skipped']}")
-    else:
-        hits = [row for row in torch.get("matches", []) if row["flagged"]]
-        print(f"{torch['label']}: {len(hits)} {torch['module']}.py flagged")
-        for row in hits:
-            print(_line(row["score"], " / ".join(map(str, row.get("members") or [row["student"]])), True,
-                        row.get("severity", "")))

@@ -15,6 +15,7 @@ The language comes from, in order: ``--lang``, ``$AUTOGRADER_LANG``, the
 ``[tool.autograder] lang`` setting of the repository's ``pyproject.toml``, and
 English.
 """
+import contextlib
 import functools
 import os
 import pathlib
@@ -28,6 +29,7 @@ DEFAULT_LANGUAGE = "en"
 ENV_VAR = "AUTOGRADER_LANG"
 LOCALE_DIR = pathlib.Path(__file__).resolve().parent / "locale"
 _current = [None]
+_asked = [None]  # the language of the command line being parsed (:func:`command_line_in`)
 
 
 class Message:
@@ -197,3 +199,20 @@ def language():
     if _current[0] is None:
         _current[0] = resolve_language()
     return _current[0]
+
+
+@contextlib.contextmanager
+def command_line_in(lang):
+    """While a command line is parsed: ``lang`` is the language its commands' help is
+    written in (:func:`help_language`)."""
+    _asked[0] = lang
+    try:
+        yield
+    finally:
+        _asked[0] = None
+
+
+def help_language(root):
+    """The language a command's help is written in: the command line's (inside
+    :func:`command_line_in`), else the one configured for the repository at ``root``."""
+    return _asked[0] or resolve_language(root=root)

@@ -49,7 +49,7 @@ def as_interrupt(names=STOP_SIGNALS, once=False):
 
 @contextlib.contextmanager
 def judge_boxes():
-    """(B of ``grade``, ``watch`` and ``grade-many``) The judge process's box factory: its zygote forked
+    """(B, :func:`autograder.judge_process.launcher.judge_main`) The judge process's box factory: its zygote forked
     before B has read anything of a job. From then on SIGTERM -- A's, passed on, or
     A's death -- interrupts B as Ctrl-C does, once, so that the clean-up it starts
     runs to its end; the boxes are closed however B ends."""

@@ -1,9 +1,9 @@
 """``watch`` keeps one judge process (B) alive between grades.
 
-Same split as :mod:`autograder.judge_process.grading`: the command-line process (A)
-never imports torch nor meets student code; B is a fresh interpreter with a
-scrubbed environment that imports torch and forks the sandbox's zygote before
-it has read anything of a job. What ``watch`` saves is that start (and pytest's collection): B then
+Started as every judge is (:mod:`autograder.judge_process.launcher`): the
+command-line process (A) never meets student code; B is a fresh interpreter
+with a scrubbed environment that imports torch and forks the sandbox's zygote
+before it has read anything of a job. What ``watch`` saves is that start (and pytest's collection): B then
 grades one job per line of its standard input with
 :func:`autograder.judging.engine.grade_submission`, each in fresh boxes forked for that
 grade, with its own uid, confinement and isolation report, exactly like
@@ -15,6 +15,9 @@ B's grade unwinds at its next test or within a quarter of a second of the call
 it waits for (:func:`autograder.sandbox.call_clock.cancel_when`), closes its
 boxes and answers ``{"cancelled": true}``; B then serves the next job.
 
+:func:`watch` is A's session: grade, show, wait for a save, grade again; a
+save while a grade runs cancels it and grades the new file.
+
 B ends when its standard input closes, on Ctrl-C, on SIGTERM (A's SIGTERM or
 SIGHUP, passed on) or when A dies; its zygote runs in a session of its own and
 ends when B's channel to it closes.
@@ -22,78 +25,54 @@ ends when B's channel to it closes.
 import itertools
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
 
-from autograder.judge_process import interrupts
-from autograder.judge_process.grading import (MAX_REPORT_BYTES, PACKAGE_ROOT, STOP_WAIT_S, GradingFailed,
-                                              Progress, _environment)
-from autograder.judging import grading_area
-from autograder.judging.results import GradeReport
+from autograder.i18n import text as t
+from autograder.judge_process import grading, launcher
+from autograder.judge_process.launcher import GradingFailed, Progress
 
-_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-         "from autograder.judge_process import watching; watching.main()")
 _POLL_S = 0.005
-WAIT_S = 0.05  # how often A looks at B's progress and the folder while it waits
 
 
 class WatchJudge:
     """(A) The judge process of a ``watch`` session; ``grade(job)`` returns a :class:`GradeReport`."""
 
     def __init__(self):
-        self._private = tempfile.TemporaryDirectory(prefix="autograder-watch-")
-        self._areas = grading_area.run_folder()
-        self._log = tempfile.TemporaryFile()
+        self._judge = launcher.Judge(f"{__name__}:serve", "autograder-watch-")
+        self.process = self._judge.process
         self._count = 0
-        # B's own output (tracebacks only) is kept apart: it may quote student text.
-        self.process = subprocess.Popen([sys.executable, "-I", "-B", "-c", _BOOT, PACKAGE_ROOT],
-                                        stdin=subprocess.PIPE, stdout=self._log, stderr=self._log,
-                                        env=grading_area.judge_environment(_environment(), self._areas.name),
-                                        cwd=PACKAGE_ROOT)
-
-    def _failure(self, what):
-        self._log.seek(0)
-        output = self._log.read()[-8000:].decode("utf-8", "replace")
-        return GradingFailed(what + (f":\n{output}" if output.strip() else ""))
 
     def grade(self, submission, seed, include_hidden, flags, lang="en", modules=None, display_dir=None,
               on_wait=None):
         """The job's :class:`GradeReport`, or None when ``on_wait(progress)`` (called while
         B grades) returned True: the grade was cancelled."""
         self._count += 1
-        result_path = os.path.join(self._private.name, f"report-{self._count}.json")
-        progress = Progress(os.path.join(self._private.name, f"progress-{self._count}"))
-        cancel_path = os.path.join(self._private.name, f"cancel-{self._count}")
-        job = {"submission": os.path.abspath(submission), "seed": seed, "include_hidden": include_hidden,
-               "flags": list(flags or []), "result": result_path, "lang": lang,
-               "modules": list(modules) if modules else None, "display": display_dir,
-               "progress": progress.path, "cancel": cancel_path}
-        try:
-            self.process.stdin.write(json.dumps(job).encode() + b"\n")
-            self.process.stdin.flush()
-        except OSError:
-            raise self._failure("the grading process is gone") from None
+        result_path = self._judge.path(f"report-{self._count}.json")
+        progress = Progress(self._judge.path(f"progress-{self._count}"))
+        cancel_path = self._judge.path(f"cancel-{self._count}")
+        job = dict(grading.grade_job(submission, seed, include_hidden, flags, lang, modules, display_dir),
+                   result=result_path, progress=progress.path, cancel=cancel_path)
+        if not self._judge.send(job, last=False):
+            raise self._judge.failure("the grading process is gone")
         waited = time.monotonic()
         while not os.path.exists(result_path):  # B renames the finished file into place
             code = self.process.poll()
             if code is not None:
-                raise self._failure(f"the grading process ended with exit code {code}")
+                raise self._judge.failure(f"the grading process ended with exit code {code}")
             time.sleep(_POLL_S)
-            if on_wait is not None and time.monotonic() - waited >= WAIT_S:
+            if on_wait is not None and time.monotonic() - waited >= launcher.WAIT_S:
                 waited = time.monotonic()
                 progress.poll()
                 if on_wait(progress) and not os.path.exists(cancel_path):
                     with open(cancel_path, "wb"):
                         pass
-        with open(result_path, "rb") as result:
-            data = result.read(MAX_REPORT_BYTES + 1)
+        data = launcher.read_answer(result_path)
         for path in (result_path, progress.path, cancel_path):
             if os.path.exists(path):
                 os.unlink(path)
-        if len(data) > MAX_REPORT_BYTES:
+        if len(data) > launcher.MAX_ANSWER_BYTES:
             raise GradingFailed("the grading process sent a report too large to read")
         try:
             answer = json.loads(data.decode())
@@ -101,36 +80,82 @@ class WatchJudge:
                 raise GradingFailed(f"the grader failed: {answer['watch_error']}")
             if answer.get("cancelled") is True:
                 return None
-            return GradeReport.from_gradescope(answer)
         except (ValueError, TypeError, AttributeError) as exc:
             raise GradingFailed(f"the grading process sent an unreadable report ({exc})") from None
+        return grading.report_from(answer)
 
     def close(self, timeout=1.0):
         """End B (and with it its zygote and boxes), then remove what its grades
         worked in; never leaves it running. B between grades ends when its input
         closes; in the middle of one it is stopped as on Ctrl-C."""
-        try:
-            self.process.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            interrupts.stop(self.process, STOP_WAIT_S)
-        self._log.close()
-        self._private.cleanup()
-        self._areas.cleanup()
+        self._judge.close(timeout)
 
 
-def _write_answer(path, data):
-    temporary = path + ".part"
-    with open(temporary, "wb") as answer:
-        answer.write(json.dumps(data, allow_nan=False).encode())
-    os.replace(temporary, path)
+def watch(saves, submission, seed, show, include_hidden=True, modules=None, lang="en", display=None,
+          results="results.json", width=80):
+    """(A) Grade ``submission`` with ``seed``, then again each time ``saves`` (a
+    :class:`~autograder.judge_process.saved_files.FolderWatch`) sees a module saved,
+    until Ctrl-C, SIGTERM or SIGHUP. ``show(report, status)`` writes and shows each
+    finished grade with its status lines (what was saved, what changed, in ``width``
+    cells). A save while a grade runs cancels it; a judge that died is replaced."""
+    from autograder.intake.integrity import submission_tamper_flags
+    from autograder.judge_process.running_test import RunningTest
+    from autograder.reports.terminal import change_lines
+
+    try:
+        judge = WatchJudge()
+    except KeyboardInterrupt:
+        return
+    running = RunningTest(lang)
+    previous, saved, started, pending = None, [], time.monotonic(), []
+
+    def on_wait(progress):
+        running(progress)
+        names = saves.changed()
+        pending.extend(name for name in names if name not in pending)
+        return bool(pending)
+
+    try:
+        while True:
+            failure = None
+            try:
+                report = judge.grade(submission, seed=seed, include_hidden=include_hidden,
+                                     flags=submission_tamper_flags(submission), lang=lang, modules=modules,
+                                     display_dir=display, on_wait=on_wait)
+            except GradingFailed as exc:
+                report, failure = grading.crash_report(display, seed, str(exc), lang), exc
+            running.clear()
+            if report is None:  # a newer save: grade that instead
+                saved = sorted(set(saved) | set(pending))
+                pending.clear()
+                started = time.monotonic()
+                running.say(t("Saved {files} again: grading the new version.", lang, files=", ".join(saved)))
+                continue
+            status = []
+            if saved:
+                seconds = "%.2f" % (time.monotonic() - started)
+                status.append(t("Saved {files}: graded again in {seconds} s.", lang, files=", ".join(saved),
+                                seconds=seconds))
+            if failure is None:
+                status += change_lines(previous, report, lang, width)
+                previous = report
+            elif judge.process.poll() is not None:  # the judge itself died: start another
+                judge.close()
+                judge = WatchJudge()
+            status.append(t("Watching {folder} (seed {seed}, results in {results}): save a module to grade "
+                            "again, Ctrl-C to stop.", lang, folder=display, seed=seed, results=results))
+            show(report, status)
+            saved = list(pending) or saves.wait()
+            pending.clear()
+            started = time.monotonic()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        running.clear()
+        judge.close()
 
 
 def _serve(jobs, boxes):
-    from autograder.judging.engine import grade_submission
     from autograder.judging.plugin import report_progress_to
     from autograder.sandbox import call_clock
 
@@ -138,10 +163,7 @@ def _serve(jobs, boxes):
         report_progress_to(job.get("progress"))
         call_clock.cancel_when(job.get("cancel"))
         try:
-            report = grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
-                                      flags=job["flags"], boxes=boxes, lang=job.get("lang") or "en",
-                                      modules=job.get("modules"), display_dir=job.get("display"))
-            data = report.to_gradescope()
+            data = grading.grade(job, boxes).to_gradescope()
         except call_clock.Cancelled:  # a newer save: its boxes are closed, the next job comes
             data = {"cancelled": True}
         except Exception as exc:  # the grader's own failure: A says so and keeps watching
@@ -150,24 +172,19 @@ def _serve(jobs, boxes):
         finally:
             report_progress_to(None)
             call_clock.cancel_when(None)
-        _write_answer(job["result"], data)
+        launcher.write_answer(job["result"], data)
 
 
-def main():
-    """(B) Import torch, fork the zygote, then grade one job per line until stdin closes."""
-    del sys.argv[1:]
+def serve(boxes):
+    """(B) Grade one job per line until standard input closes (or Ctrl-C)."""
     try:
-        with interrupts.judge_boxes() as boxes:
-            from autograder.judging import suites
+        from autograder.judging import suites
 
-            jobs = (json.loads(line.decode()) for line in sys.stdin.buffer)
-            first = next(jobs, None)
-            if first is not None:  # the suites are collected once for the whole session
-                suites.kept_collected(bool(first["include_hidden"]),
-                                      lambda: _serve(itertools.chain([first], jobs), boxes))
+        jobs = (json.loads(line.decode()) for line in sys.stdin.buffer)
+        first = next(jobs, None)
+        if first is not None:  # the suites are collected once for the whole session
+            suites.kept_collected(bool(first["include_hidden"]),
+                                  lambda: _serve(itertools.chain([first], jobs), boxes))
     except KeyboardInterrupt:
         pass
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        os._exit(0)
+    return 0

@@ -1,7 +1,8 @@
-"""Grade one submission: start the sandbox's zygote, take the contract files
-into a grading area, run the visible and hidden suites in-process with
-:class:`~autograder.judging.plugin.GradingPlugin`, add the assignment's optional credit,
-and return a :class:`~autograder.judging.results.GradeReport`.
+"""Grade one submission: open a grading session (:func:`open_session`: the
+sandbox's zygote, the contract files in a grading area, a sandbox per module --
+the one way every command opens a submission), run the visible and hidden suites
+in-process with :class:`~autograder.judging.plugin.GradingPlugin`, add the
+assignment's optional credit, and return a :class:`~autograder.judging.results.GradeReport`.
 
 The judge never imports student code; the suites reach it only through the
 sandbox. Whatever a submission does, this returns a complete report.
@@ -11,6 +12,7 @@ judge is in it), then everything the judge will ever import is imported,
 before the first box runs student code -- nothing the judge loads later can
 have been written by a student.
 """
+import contextlib
 import os
 import tempfile
 import time
@@ -75,9 +77,78 @@ def preload_judge():
     torch.set_num_threads(1)  # deterministic and fair under --jobs
 
 
-def run_suites(sandboxes, seed, include_hidden, modules=None):
-    """The suites' results against ``sandboxes`` (see :mod:`autograder.judging.suites`)."""
-    return suites.run(sandboxes, seed, include_hidden, modules)
+class Session:
+    """One submission opened for grading (:func:`open_session`): its contract files
+    taken into an area of their own (``specs``, the intake's ``notes``), a sandbox
+    per module (``sandboxes``), the student's ``uid`` and the grader's files
+    watched (``guard``). Once it is closed: ``leftovers``, how many of the
+    submission's processes were still running and were killed, and ``printed``,
+    module -> a summary of what its code printed."""
+
+    def __init__(self, submission_dir, specs, notes, sandboxes, uid, guard, modules):
+        self.submission_dir = submission_dir
+        self.specs, self.notes, self.sandboxes = specs, notes, sandboxes
+        self.uid, self.guard, self.modules = uid, guard, modules
+        self.leftovers, self.printed = 0, {}
+
+    def sources(self):
+        """module -> the source text taken ('' when it was not)."""
+        return {module: submission.source_of(self.specs[module]) for module in self.sandboxes}
+
+    def run_suites(self, seed, include_hidden):
+        """The suites' results (see :mod:`autograder.judging.suites`) for the session's
+        modules, their boxes asked for at once so that they confine in parallel."""
+        from autograder.sandbox.client import prestart
+
+        prestart(self.sandboxes.values(), self.modules)
+        return suites.run(self.sandboxes, seed, include_hidden, self.modules)
+
+
+@contextlib.contextmanager
+def open_session(submission_dir, boxes=None, uid=None, limits=None, lang="en", modules=None,
+                 prefix="autograder-grade-"):
+    """Open ``submission_dir`` for grading, the same way for every command, as a
+    :class:`Session`. In order: the sandbox's zygote (``boxes``, a started box
+    factory to reuse, else one started here: a fresh process, nothing of the judge
+    is in it); the grader's files watched; everything the judge will import loaded
+    and the judge protected, before any box runs student code; the student's
+    ``uid`` (as root; default a fresh unused one); the language of the feedback
+    (``lang``; None: the one in force);
+    the contract files taken into an area of their own (named ``prefix``...), each
+    module with its sandbox (``limits``, default the environment's). ``modules``:
+    grade only these (--module). On exit every sandbox is closed, whatever of
+    the submission still runs is killed, what it printed is read, the area is
+    removed and a zygote started here closed."""
+    from autograder.sandbox.boxes import start_boxes
+    from autograder.sandbox.client import Sandbox, close_all
+
+    own_boxes = boxes is None
+    if own_boxes:
+        boxes = start_boxes()  # the zygote imports torch while we do
+    try:
+        guard = grader_guard.GraderGuards(PACKAGE_DIR, keep_contents=False)
+        preload_judge()
+        os_limits.protect_judge()
+        if uid is None:
+            uid = uids.allocate(1)[0]
+        if lang is not None:
+            set_language(lang)
+        limits = limits or limits_from_env()
+        with tempfile.TemporaryDirectory(prefix=prefix, dir=area_parent()) as area:
+            specs, notes = submission.take(submission_dir, area, uid, uid)
+            sandboxes = {module: Sandbox(module, specs[module], boxes, limits)
+                         for module in active_assignment.current().modules}
+            session = Session(submission_dir, specs, notes, sandboxes, uid, guard, modules)
+            try:
+                yield session
+            finally:  # a cancelled grade (watch) leaves nothing running either
+                close_all(sandboxes.values())
+                session.leftovers = uids.kill_leftovers(uid)
+                session.printed = {module: summary for module, sandbox in sandboxes.items()
+                                   if (summary := sandbox.printed.summary())}
+    finally:
+        if own_boxes:
+            boxes.close()
 
 
 def _order(results):
@@ -98,80 +169,56 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
     also restores them between students (:class:`autograder.intake.grader_guard.GraderGuard`).
     ``lang``: the language of the feedback; ``modules``: grade only these (--module);
     ``display_dir``: the submission folder as the student named it, for messages."""
-    from autograder.sandbox.boxes import start_boxes
-    from autograder.sandbox.client import Sandbox, prestart
-
     assignment = active_assignment.current()
     hooks = assignment.hooks()
     seed = new_seed() if seed is None else int(seed)
     # A folder name need not be UTF-8 (os.fsdecode keeps its bytes as surrogates).
     shown_dir = one_line(str(display_dir or submission_dir), 500)
     started = time.monotonic()
-    own_boxes = boxes is None
-    if own_boxes:
-        boxes = start_boxes()  # the zygote imports torch while we do
-    try:
-        guard = grader_guard.GraderGuards(PACKAGE_DIR, keep_contents=False)
-        preload_judge()
-        os_limits.protect_judge()
-        if uid is None:
-            uid = uids.allocate(1)[0]
-        set_language(lang)
-        notes = []
+    notes, flags = [], list(flags or [])
+    with open_session(submission_dir, boxes, uid, limits, lang, modules) as session:
         if include_hidden and not hidden_tests_available():
             notes.append(t("Hidden tests are not available here: only the visible tests were run. "
                               "Your final grade also includes hidden tests.", lang))
-        flags = list(flags or [])
-        if guard.planted:
+        if session.guard.planted:
             flags.append("compiled files in the grader that do not match their source: "
-                         + ", ".join(guard.planted[:10]))
-        limits = limits or limits_from_env()
-        with tempfile.TemporaryDirectory(prefix="autograder-grade-", dir=area_parent()) as area:
-            specs, intake_notes = submission.take(submission_dir, area, uid, uid)
-            notes += intake_notes
-            if not any(spec["present"] for spec in specs.values()) and \
-                    not any(spec["problem"] for spec in specs.values()):
-                notes.append(t("No exercise module found in {folder}: expected {files}.", lang,
-                                  folder=shown_dir,
-                                  files=", ".join(assignment.files())))
-            sources = {module: submission.source_of(specs[module]) for module in assignment.modules}
-            sandboxes = {module: Sandbox(module, specs[module], boxes, limits) for module in assignment.modules}
-            prestart(sandboxes.values(), modules)
-            try:
-                results = run_suites(sandboxes, seed, include_hidden, modules)
-            finally:  # a cancelled grade (watch) leaves nothing running either
-                leftovers = uids.kill_leftovers(uid)
-            printed = {module: summary for module, sandbox in sandboxes.items()
-                       if (summary := sandbox.printed.summary())}
-        if leftovers:
-            flags.append(f"{leftovers} process(es) of this submission were still running after its "
-                         "boxes were closed and were killed")
-        if hooks is not None and hasattr(hooks, "after_suites"):  # e.g. a rule the suites cannot see
-            hooks.after_suites(results, sources=sources, guard_reports={
-                module: sandbox.delegation for module, sandbox in sandboxes.items()}, flags=flags, modules=modules)
-        confinement = isolation.combine([report for sandbox in sandboxes.values()
-                                         for report in sandbox.isolation])
-        tampered = guard.changes()
-        if tampered:
-            flags.append("grader files changed on disk while the submission ran: " + ", ".join(tampered[:10]))
-        optional_tests, optional_info = [], {}
-        if hooks is not None and hasattr(hooks, "optional_credit") and \
-                (not modules or assignment.optional_module in modules):
-            optional_tests, optional_info = hooks.optional_credit(submission_dir, lang=lang)
-        results = _order(results + optional_tests)
-        diagnosis = feedback.finish(results, lang, shown_dir if display_dir else "exercises", sources)
-        ran_hidden = include_hidden and hidden_tests_available()
-        not_run = {} if ran_hidden else {module: assignment.hidden_points_of(module)
-                                         for module in (modules or assignment.modules)
-                                         if assignment.hidden_points_of(module)}
-        # Flags, notes and the lab record quote file names, manifests and records of the
-        # student's repository (tamper flags, the intake, the assignment's hooks), and what the
-        # student's code printed: they enter the report here, made writable for every output.
-        return GradeReport(tests=results, seed=seed, submission=one_line(str(submission_dir), 1000),
-                           duration=time.monotonic() - started, flags=clean_list(flags, 1000, lines=True),
-                           notes=clean_list(notes, 2000, lines=True), isolation=confinement,
-                           lab=clean_tree(optional_info, 2000), diagnosis=diagnosis, lang=lang,
-                           hidden_not_run=not_run, printed=clean_tree(printed, 20000))
-    finally:
-        if own_boxes:
-            boxes.close()
+                         + ", ".join(session.guard.planted[:10]))
+        notes += session.notes
+        specs = session.specs
+        if not any(spec["present"] for spec in specs.values()) and \
+                not any(spec["problem"] for spec in specs.values()):
+            notes.append(t("No exercise module found in {folder}: expected {files}.", lang,
+                              folder=shown_dir,
+                              files=", ".join(assignment.files())))
+        sources = session.sources()
+        sandboxes = session.sandboxes
+        results = session.run_suites(seed, include_hidden)
+    if session.leftovers:
+        flags.append(f"{session.leftovers} process(es) of this submission were still running after its "
+                     "boxes were closed and were killed")
+    if hooks is not None and hasattr(hooks, "after_suites"):  # e.g. a rule the suites cannot see
+        hooks.after_suites(results, sources=sources, guard_reports={
+            module: sandbox.delegation for module, sandbox in sandboxes.items()}, flags=flags, modules=modules)
+    confinement = isolation.combine([report for sandbox in sandboxes.values()
+                                     for report in sandbox.isolation])
+    tampered = session.guard.changes()
+    if tampered:
+        flags.append("grader files changed on disk while the submission ran: " + ", ".join(tampered[:10]))
+    optional_tests, optional_info = [], {}
+    if hooks is not None and hasattr(hooks, "optional_credit") and \
+            (not modules or assignment.optional_module in modules):
+        optional_tests, optional_info = hooks.optional_credit(submission_dir, lang=lang)
+    results = _order(results + optional_tests)
+    diagnosis = feedback.finish(results, lang, shown_dir if display_dir else "exercises", sources)
+    ran_hidden = include_hidden and hidden_tests_available()
+    not_run = {} if ran_hidden else {module: assignment.hidden_points_of(module)
+                                     for module in (modules or assignment.modules)
+                                     if assignment.hidden_points_of(module)}
+    # Flags, notes and the lab record quote file names, manifests and records of the
+    # student's repository (tamper flags, the intake, the assignment's hooks), and what the
+    # student's code printed: they enter the report here, made writable for every output.
+    return GradeReport(tests=results, seed=seed, submission=one_line(str(submission_dir), 1000),
+                       duration=time.monotonic() - started, flags=clean_list(flags, 1000, lines=True),
+                       notes=clean_list(notes, 2000, lines=True), isolation=confinement,
+                       lab=clean_tree(optional_info, 2000), diagnosis=diagnosis, lang=lang,
+                       hidden_not_run=not_run, printed=clean_tree(session.printed, 20000))

@@ -10,14 +10,21 @@ commands: both are neutralised.
 
 The payload is always built from a results.json dict (:func:`payload_from_results`),
 so it carries the same tests, scores and totals as the file: ``grade --classroom``
-and ``classroom-report`` share this code.
+(:func:`write_grade_files`) and ``classroom-report`` publish it from the file
+just written, with the job summary (:func:`publish`).
+
+The results file is read strictly (:mod:`autograder.reports.results_file`): a
+missing, linked, oversized or malformed file gives one ``error`` test with the
+reason and 0 points out of ``$AUTOGRADE_MAX_SCORE`` (default 1), never a crash
+and never a score the file does not prove.
 """
 import base64
 import json
 import os
 
-from autograder.reports import github_files, safe_text
+from autograder.reports import github_files, results_file, safe_text, summary_md
 
+MAX_SCORE_ENV = "AUTOGRADE_MAX_SCORE"
 MAX_BASE64_BYTES = 120 * 1024   # one env value must stay under Linux's 128 KiB
 _MESSAGE_LIMITS = (600, 200, 60, 0)
 OUTPUT_NAME = "result"
@@ -75,3 +82,61 @@ def append_encoded(encoded, output_path=None):
         return None
     github_files.append_output(output_path, OUTPUT_NAME, encoded)
     return output_path
+
+
+def error_max_score(environ=None):
+    """The assignment's total for an error result: a positive integer, else 1."""
+    value = (environ if environ is not None else os.environ).get(MAX_SCORE_ENV, "")
+    return int(value) if value.isdigit() and int(value) > 0 else 1
+
+
+def build(results_path, environ=None):
+    """``(encoded payload, summary Markdown, error message or None)`` for a results file."""
+    try:
+        data = results_file.load(results_path)
+    except results_file.ResultsError as exc:
+        message = (f"The grade left no usable results ({exc}). See the Grade step's log, push again "
+                   "or ask the course staff.")
+        maximum = error_max_score(environ)
+        return encode(error_payload(message, maximum)), summary_md.render_error(message, maximum), message
+    return encode_results(data), summary_md.render(results_file.report_from(data)), None
+
+
+def publish(results_path, output_path=None, summary_path=None, environ=None):
+    """Append the result line and the summary; returns ``(output written?, error or None)``."""
+    encoded, summary, error = build(results_path, environ)
+    written = append_encoded(encoded, output_path) is not None
+    if summary_path:
+        github_files.append_summary(summary_path, summary)
+    return written, error
+
+
+def write_grade_files(report, results, classroom=False, summary=None):
+    """A grade's files: ``results`` (results.json); with ``classroom``, the Classroom
+    output built from that file (as ``classroom-report`` builds it: Classroom gets
+    exactly what results.json says); the job summary in ``summary`` (default with
+    ``classroom``: ``$GITHUB_STEP_SUMMARY``). Returns what went wrong, for a warning."""
+    from autograder.reports import gradescope
+
+    gradescope.write_results(report, results)
+    problems = []
+    if classroom:
+        written, error = publish(results)
+        if not written:
+            problems.append(f"--classroom: $GITHUB_OUTPUT is not set; wrote only {results}")
+        if error:
+            problems.append(f"--classroom: {error}")
+    summary = summary or (os.environ.get("GITHUB_STEP_SUMMARY") if classroom else None)
+    if summary:
+        github_files.append_summary(summary, summary_md.render(report))
+    return problems
+
+
+def preload():
+    """What writing a grade's outputs needs, imported (and read) before any student code runs."""
+    from autograder import i18n
+    from autograder.reports import gradescope, terminal  # noqa: F401
+
+    for lang in i18n.LANGUAGES:
+        i18n.catalog(lang)
+    terminal.preload()

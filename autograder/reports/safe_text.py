@@ -24,8 +24,11 @@ length) is settled once, where it enters the judge
 slipped past escaped all the same.
 """
 import html
+import os
 import re
 import secrets
+import shutil
+import sys
 
 # as_text and shorten: the reports import them from here
 from autograder.intake.submitted_text import ELLIPSIS, as_text, one_line, shorten  # noqa: F401
@@ -153,3 +156,31 @@ def csv_cell(text):
     escaped (as everywhere), a leading ``'`` stops a formula (``=HYPERLINK(...)``)."""
     text = visible(text, limit=None)
     return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def print_report(text, stream=None, environ=None):
+    """Print a rendered report; inside GitHub Actions, fenced by a fresh
+    ``::stop-commands::`` token so that no line of it can act as a workflow command."""
+    stream = stream or sys.stdout
+    text = terminal_block(text)
+    if (environ if environ is not None else os.environ).get("GITHUB_ACTIONS") == "true":
+        text = fence_for_actions(text)
+    stream.write(text + "\n")  # one write: the fence is never left open between two
+    stream.flush()
+
+
+def warn(message):
+    """``message`` on standard error, escaped and wrapped at the terminal's width (as it is
+    where rich, which measures Chinese text, is not installed yet)."""
+    text = terminal_block(message)
+    try:
+        from autograder.reports import wrap
+    except ImportError:  # a laptop without the requirements: the message says what to install
+        print(text, file=sys.stderr)
+        return
+    if not wrap.wrapping(sys.stderr):
+        print(text, file=sys.stderr)
+        return
+    width = max(shutil.get_terminal_size((80, 24)).columns, 40)
+    print("\n".join(piece for line in text.split("\n") for piece in (wrap.wrap(line, width) or [""])),
+          file=sys.stderr)

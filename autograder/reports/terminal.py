@@ -5,6 +5,9 @@ default: one line per module with the first thing to fix, then only the
 failed tests) and ``verbose`` (every test). Tables are laid out by rich, which
 counts a CJK character as two columns, so Chinese feedback lines up.
 
+``watch`` redraws its screen in place (:func:`draw_watch`) with what changed
+since the last grade (:func:`change_lines`).
+
 Feedback, flags, notes and names may hold student text: each piece goes
 through :mod:`autograder.reports.safe_text` and reaches rich as plain
 ``Text`` (never markup), so nothing printed here can act as a workflow command
@@ -12,6 +15,8 @@ or a terminal control sequence.
 """
 import collections
 import io
+import shutil
+import sys
 
 from rich import box
 from rich.cells import cell_len
@@ -31,6 +36,8 @@ FEEDBACK_INDENT = "      "
 TEST_LINE_HANG = "    "   # a wrapped test line continues less indented than its feedback
 _GAP = 3            # cells between two columns of the table (padding, rule, padding)
 NARROW_DIAGNOSIS = 40  # below this many cells the diagnosis goes under the table, not beside it
+HOME, ERASE_LINE, ERASE_BELOW = "\x1b[H", "\x1b[K", "\x1b[J"
+CHANGE_LINES = 2  # what the fixed (or newly failing) tests may take on watch's screen
 
 
 def _points(value):
@@ -324,3 +331,56 @@ def _fitting(blocks, room, failed, lang, width):
     if len(kept) < 2:  # no test fits, its heading alone says nothing
         return [[""] + note] if room > len(note) else []
     return kept + [note]
+
+
+# -- watch's screen ---------------------------------------------------------------------------
+def changes(previous, report):
+    """(fixed, newly failing): names of the tests whose outcome turned, in report order."""
+    before = {(test.module, test.name): test.passed for test in previous.tests}
+    fixed, broken = [], []
+    for test in report.tests:
+        was = before.get((test.module, test.name))
+        if was is False and test.passed:
+            fixed.append(test.name)
+        elif was is True and not test.passed:
+            broken.append(test.name)
+    return fixed, broken
+
+
+def change_lines(previous, report, lang, width=80):
+    """What changed since ``previous``: per kind one list of names, wrapped to ``width``
+    and cut to CHANGE_LINES lines."""
+    if previous is None:
+        return []
+    fixed, broken = changes(previous, report)
+    if not fixed and not broken:
+        return [t("No test changed since the last grade.", lang)]
+    def names_of(names):
+        return "; ".join(safe_text.terminal_line(name, limit=300) for name in names)
+
+    lines = []
+    for text in (t("Fixed since the last grade ({count}): {names}", lang, count=len(fixed), names=names_of(fixed))
+                 if fixed else None,
+                 t("Newly failing since the last grade ({count}): {names}", lang, count=len(broken),
+                   names=names_of(broken)) if broken else None):
+        if text:
+            wrapped = wrap.wrap(text, width, hang="  ")
+            if len(wrapped) > CHANGE_LINES:
+                wrapped = wrapped[:CHANGE_LINES - 1] + [cut(wrapped[CHANGE_LINES - 1], width - 2) + " …"]
+            lines += wrapped
+    return lines
+
+
+def draw_watch(report, status, mode, lang, audience):
+    """The report and ``status`` (lines): in a terminal, redrawn in place to fit its
+    screen (its last line left for the running test); elsewhere printed whole."""
+    columns, rows = shutil.get_terminal_size((80, 24))
+    status = [piece for line in status for piece in wrap.wrap(line, terminal_width(columns))]
+    if not sys.stdout.isatty():
+        safe_text.print_report(render(report, mode=mode, lang=lang, audience=audience) + "\n" + "\n".join(status))
+        return
+    text = render(report, mode=mode, lang=lang, width=columns, audience=audience,
+                  height=max(rows - 1 - len(status), 8) if mode == "compact" else None)
+    lines = safe_text.terminal_block("\n".join([text] + status)).split("\n")
+    sys.stdout.write(HOME + "".join(line + ERASE_LINE + "\n" for line in lines) + ERASE_BELOW)
+    sys.stdout.flush()

@@ -9,6 +9,7 @@ punctuation (，。：）…) or after opening punctuation (（「“). A unit l
 the whole width is folded as a last resort. Widths come from rich's
 ``cell_len``; rich's own renderables get text already broken here.
 """
+import os
 import re
 
 from rich.cells import cell_len
@@ -83,3 +84,12 @@ def wrap_hanging(text, width, indent):
     """Each line of ``text`` wrapped to ``width``, every line behind ``indent``."""
     inner = max(width - cell_len(indent), 10)
     return [indent + line if line else line for line in wrap(text, inner)]
+
+
+def wrapping(stream):
+    """Whether text for ``stream`` is wrapped: on a terminal, or where its width is given
+    (``COLUMNS``); a pipe or a log gets lines as they are, for whoever reads or searches it."""
+    try:
+        return stream.isatty() or bool(os.environ.get("COLUMNS"))
+    except (AttributeError, ValueError):
+        return False

@@ -362,7 +362,7 @@ class SpawnBoxes:
 
 def fork_zygote_here():
     """Fork the zygote from this very process, which must hold nothing of the
-    judge yet (a fresh grading process, :mod:`autograder.judge_process.grading`):
+    judge yet (a fresh judge process, :mod:`autograder.judge_process.launcher`):
     torch is imported once and serves both."""
     from autograder.sandbox import zygote
 

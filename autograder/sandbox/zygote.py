@@ -299,7 +299,7 @@ def main():
 
 def forked_main(control):
     """The zygote forked from a clean grading process (see
-    :mod:`autograder.judge_process.grading`): everything is imported already."""
+    :mod:`autograder.judge_process.launcher`): everything is imported already."""
     try:
         os.setsid()
         null = os.open(os.devnull, os.O_RDWR)

@@ -1,8 +1,7 @@
 """Toy Sums: the tests' second assignment (see the package docstring)."""
 import pathlib
 
-from autograder import locations
-from autograder.i18n import _
+from autograder.authoring import REPO_ROOT, _
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -18,6 +17,6 @@ BUILDS_ON = {2: (1,)}
 HIDDEN_POINTS = {"toy_sum": 2}
 # In this repository the stubs live next to the description; in an exported
 # template they are the template's own exercises/.
-EXERCISES_DIR = HERE / "exercises" if (HERE / "exercises").is_dir() else locations.REPO_ROOT / "exercises"
+EXERCISES_DIR = HERE / "exercises" if (HERE / "exercises").is_dir() else REPO_ROOT / "exercises"
 SOLUTIONS_DIR = HERE / "solutions"
 STUDENT_README = HERE / "README.md"

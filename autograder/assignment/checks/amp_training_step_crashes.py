@@ -7,9 +7,7 @@ second step); the message says *what* was refused, the line of the student's cal
 forward and backward), whatever GradScaler's message; elsewhere the message decides."""
 import re
 
-from autograder.i18n import _
-from autograder.judging.judge import Mistake, StudentCodeFailed
-from autograder.intake.submission import source_of
+from autograder.authoring import _, Mistake, StudentCodeFailed, source_of
 
 FILE = "amp_training_step.py"
 LOOP_TODO = 11  # the microbatch loop of the stub

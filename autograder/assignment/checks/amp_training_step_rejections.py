@@ -2,8 +2,7 @@
 calls of train_step (scenarios.training_step_errors) must raise ValueError before the first
 forward, leaving the parameters untouched."""
 from autograder.assignment.checks.amp_training_step_crashes import FILE
-from autograder.i18n import _
-from autograder.judging.judge import StudentCodeFailed, expect, raised_instead, raised_is
+from autograder.authoring import _, StudentCodeFailed, expect, raised_instead, raised_is
 
 CASES = {
     "unknown_precision": _("precision 'fp8'"),

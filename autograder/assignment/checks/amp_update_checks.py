@@ -13,9 +13,8 @@ import math
 
 import torch
 
-from autograder.i18n import _
-from autograder.judging.judge import (Mistake, dtype_tolerance, expect, expect_tensor, known_ratio,
-                                      numbers_message, value_of)
+from autograder.authoring import (_, Mistake, dtype_tolerance, expect, expect_tensor, known_ratio,
+                                  numbers_message, value_of)
 
 FILE = "amp_update.py"
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)

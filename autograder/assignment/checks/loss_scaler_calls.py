@@ -5,8 +5,7 @@ own answer, with the TODO at fault named (loss_scaler_checks.py judges whole run
 from autograder.assignment.checks import references
 from autograder.assignment.checks.loss_scaler_checks import (FILE, STEP, UNSCALE, grads_mismatch, grads_mistake,
                                                              is_number, shown)
-from autograder.i18n import _
-from autograder.judging.judge import Mistake, expect, raised_instead, raised_is, value_of
+from autograder.authoring import _, Mistake, expect, raised_instead, raised_is, value_of
 
 
 # -- unscale_ on its own ----------------------------------------------------------------------------

@@ -23,10 +23,8 @@ import torch
 
 from autograder.assignment import scenarios
 from autograder.assignment.checks import references
-from autograder.i18n import _
-from autograder.judging import reference_cache
-from autograder.judging.judge import (Mistake, describe_raised, expect, expect_relative_error, known_ratio,
-                                      numbers_message, raised_is, value_of)
+from autograder.authoring import (_, reference_cache, Mistake, describe_raised, expect, expect_relative_error,
+                                  known_ratio, numbers_message, raised_is, value_of)
 from autograder.assignment.checks.loss_scaler_probe import step_skips_its_own_unscale
 
 FILE = "loss_scaler.py"

@@ -9,8 +9,7 @@ from autograder.assignment.checks.loss_scaler_checks import (FILE, MISSING, STAT
                                                              keys_text, shown, skip_mistake, tracker_mistake,
                                                              transition_mistake)
 from autograder.assignment.checks.loss_scaler_probe import step_lacks_own_unscale
-from autograder.i18n import _
-from autograder.judging.judge import expect, value_of
+from autograder.authoring import _, expect, value_of
 
 
 def check_state(state, want, what, todo=STATE):

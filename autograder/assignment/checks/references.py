@@ -5,7 +5,7 @@ class it is computed once, not once per student."""
 import torch
 
 from autograder.assignment import scenarios
-from autograder.judging import reference_cache
+from autograder.authoring import reference_cache
 
 
 def gradscaler(**options):

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from autograder.judging import call_errors, todo_graph as todos
-from autograder.i18n import _
+from autograder.authoring import call_errors, todo_graph as todos, _
 
 FILE = "amp_update.py"
 INIT_SCALE, BACKOFF, MAX_NORM = 8.0, 0.5, 1.0

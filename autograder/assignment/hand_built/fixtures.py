@@ -3,8 +3,7 @@ this assignment, see ``SUITE_PLUGINS`` in the description)."""
 import pytest
 
 from autograder.assignment.hand_built.static_checks import find_delegation
-from autograder.i18n import _
-from autograder.judging.judge import Mistake
+from autograder.authoring import _, Mistake
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ import warnings
 
 import torch
 
-from autograder.sandbox.confine import code_seal
+from autograder.authoring import code_seal
 
 SEEN = []
 _MESSAGE = "loss_scaler.py must be built by hand: {what} is not available to it while grading"

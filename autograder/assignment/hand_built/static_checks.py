@@ -25,7 +25,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from autograder.intake.static_names import IMPORTERS, Names, imported_paths
+from autograder.authoring import IMPORTERS, Names, imported_paths
 
 # Paths (and everything under them) that are torch's loss scaler.
 _SCALER_PATHS = ("torch.amp.GradScaler", "torch.amp.grad_scaler", "torch.GradScaler",

@@ -5,7 +5,7 @@ Both zero every loss_scaler test with a message saying why; signs the static
 check cannot settle become TA flags instead.
 """
 from autograder.assignment.hand_built import static_checks
-from autograder.i18n import _
+from autograder.authoring import _
 
 MODULE = "loss_scaler"
 

@@ -17,9 +17,7 @@ import torch
 
 from autograder.assignment import scenarios
 from autograder.assignment.hidden import oracle_train_step
-from autograder.i18n import _
-from autograder.judging import reference_cache
-from autograder.judging.judge import Mistake, equals, expect, known_ratio, numbers_message
+from autograder.authoring import _, reference_cache, Mistake, equals, expect, known_ratio, numbers_message
 from autograder.assignment.checks.amp_training_step_crashes import run_student
 
 REPORT_KEYS = {"stepped", "reason", "grad_norm", "scale_before", "scale_after", "num_microbatches"}

@@ -9,8 +9,7 @@ import pytest
 
 from autograder.assignment.checks import amp_training_step_rejections
 from autograder.assignment.hidden import amp_training_step_checks
-from autograder.i18n import _
-from autograder.judging.judge import expect, numbers_message
+from autograder.authoring import _, expect, numbers_message
 
 pytestmark = [pytest.mark.module("amp_training_step"), pytest.mark.visibility("hidden")]
 

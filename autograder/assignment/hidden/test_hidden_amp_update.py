@@ -18,8 +18,7 @@ from autograder.assignment.checks.amp_update_checks import (FILE, check_gradient
                                                             kind_of, norm_candidates,
                                                             norm_of, scale_factors, squares_in_own_dtype,
                                                             unscaled_reference)
-from autograder.i18n import _
-from autograder.judging.judge import expect, hint_only_if, raised_instead, raised_type, value_of
+from autograder.authoring import _, expect, hint_only_if, raised_instead, raised_type, value_of
 
 pytestmark = [pytest.mark.module("amp_update"), pytest.mark.visibility("hidden")]
 

@@ -16,8 +16,7 @@ from autograder.assignment.checks.amp_update_checks import (FILE, PLAN_KEYS, bla
                                                             every_dtype_and_shape, expect_finite_plan,
                                                             expect_inputs_untouched, expect_number, expect_skip_plan, flat_norm,
                                                             grad_norm_value, kind_of, plan_of, plan_value, unscaled_reference)
-from autograder.i18n import _
-from autograder.judging.judge import expect, numbers_message, raised_instead, raised_type
+from autograder.authoring import _, expect, numbers_message, raised_instead, raised_type
 
 pytestmark = [pytest.mark.module("amp_update"), pytest.mark.visibility("hidden")]
 

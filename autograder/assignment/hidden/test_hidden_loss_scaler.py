@@ -21,9 +21,8 @@ from autograder.assignment.checks.loss_scaler_checks import (
     shown,
     update,
 )
-from autograder.i18n import _
-from autograder.judging.judge import (expect, expect_close, numbers_message, raised_instead, raised_type,
-                                      value_of)
+from autograder.authoring import (_, expect, expect_close, numbers_message, raised_instead, raised_type,
+                                  value_of)
 
 pytestmark = [pytest.mark.module("loss_scaler"), pytest.mark.visibility("hidden")]
 

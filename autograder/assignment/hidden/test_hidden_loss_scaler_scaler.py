@@ -34,9 +34,8 @@ from autograder.assignment.checks.loss_scaler_calls import (MISUSE, check_misuse
                                                             check_unscale)
 from autograder.assignment.checks.loss_scaler_state import (PARAMETERS_AFTER_RUN, check_continuation, check_state,
                                                             round_trip)
-from autograder.i18n import _
-from autograder.judging.judge import (expect, expect_relative_error, numbers_message, raised_instead,
-                                      raised_is, value_of)
+from autograder.authoring import (_, expect, expect_relative_error, numbers_message, raised_instead,
+                                  raised_is, value_of)
 
 pytestmark = [pytest.mark.module("loss_scaler"), pytest.mark.visibility("hidden")]
 

@@ -37,8 +37,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.intake import safe_files
-from autograder.i18n import _, render
+from autograder.authoring import safe_files, _, render
 from autograder.assignment.lab.consistency import consistency_problems, gate_failures
 from autograder.assignment.lab.files import (MAX_RECORD_BYTES, StrictJSONError, find_records,
                                              parse_strict_json, read_record_bytes, refusal)

@@ -9,20 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder import locations
+from autograder.authoring import REPO_ROOT, LANGUAGES, _, resolve_language, text as t
 from autograder.assignment.lab import check as lab_check
-from autograder.i18n import LANGUAGES, _, resolve_language
-from autograder.i18n import text as t
 from autograder.assignment.lab.layout import plain_text
-
-REPOSITORY_ROOT = locations.REPO_ROOT
 
 SELF_REPORTED = _("lab records are self-reported: check-lab verifies that a record is complete, "
                   "consistent and physically plausible, not that the run took place")
 
 
 def add_parser(subparsers):
-    lang = resolve_language(None, root=str(REPOSITORY_ROOT))
+    lang = resolve_language(None, root=str(REPO_ROOT))
     parser = subparsers.add_parser(
         "check-lab",
         help=t("validate a GPU lab record and say whether it earns the optional credit", lang),
@@ -44,7 +40,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    lang = resolve_language(getattr(args, "lang", None), root=str(REPOSITORY_ROOT))
+    lang = resolve_language(getattr(args, "lang", None), root=str(REPO_ROOT))
     exit_code = 0
     for path in args.records:
         verdict = lab_check.check_file(path, lang=lang)

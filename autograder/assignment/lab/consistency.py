@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from autograder.i18n import _
+from autograder.authoring import _
 from autograder.assignment.lab.layout import (CONFIG_ONLY_SOURCE, EVIDENCE_ARCHITECTURE, EVIDENCE_DEVICE,
                                               EVIDENCE_SMOKE, PATH_NAMES, PROBE_SUFFIX, close, is_number,
                                               joined, settings, shown)

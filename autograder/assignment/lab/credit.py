@@ -17,10 +17,8 @@ import json
 import pathlib
 
 from autograder.assignment.lab import check as lab_check, files as lab_files
-from autograder.intake import safe_files
-from autograder.i18n import _, render
+from autograder.authoring import safe_files, _, render, TestResult
 from autograder.assignment.lab.layout import plain_text
-from autograder.judging.results import TestResult
 
 LAB_POINTS = 5.0
 TITLE = _("benchmark record earns optional credit")

@@ -17,8 +17,7 @@ import os
 import stat
 from pathlib import Path
 
-from autograder.intake import safe_files
-from autograder.i18n import _
+from autograder.authoring import safe_files, _
 from autograder.assignment.lab.layout import RECORD_GLOB, RESULTS_RELATIVE_DIR
 
 # The lab writes about 5 KB (20 repeats); a thousand repeats stay far below this. The bound only

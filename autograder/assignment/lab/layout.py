@@ -25,9 +25,7 @@ import math
 import re
 from pathlib import Path
 
-from autograder import locations
-from autograder.i18n import _
-from autograder.intake import safe_files
+from autograder.authoring import REPO_ROOT, _, safe_files
 
 LAB_LAYOUT_FILE = "gpu_lab/amp_lab_layout.py"  # relative to the repository's root
 MAX_LAB_LAYOUT_BYTES = 1 << 16
@@ -38,7 +36,7 @@ def lab_layout(root=None) -> dict:
     repository). Compiled from its source, never from a cached ``.pyc``: a cache beside the file
     is not something the grader's guard watches. Read once, when the checker is imported, which
     the judge does before any student code runs."""
-    path = Path(root or locations.REPO_ROOT) / LAB_LAYOUT_FILE
+    path = Path(root or REPO_ROOT) / LAB_LAYOUT_FILE
     try:
         source = safe_files.read_text(str(path), MAX_LAB_LAYOUT_BYTES)
     except OSError as exc:

@@ -25,7 +25,7 @@ Problems and notes are :mod:`autograder.i18n` messages, rendered when shown.
 """
 from __future__ import annotations
 
-from autograder.i18n import _
+from autograder.authoring import _
 from autograder.assignment.lab.gpu_specs import FASTEST_KNOWN, GpuSpec, lookup
 from autograder.assignment.lab.layout import (MODEL_ID, PATH_NAMES, PEAK_KINDS, QWEN_ARCHITECTURE,
                                               QWEN_FP32_WEIGHTS_AND_GRADS_MB,

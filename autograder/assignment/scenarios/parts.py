@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from autograder.intake.answer_shapes import FLOAT, INT, NONE, STR, Items, ListOf, MapOf, Record, Tensor, Where, one_of
+from autograder.authoring import FLOAT, INT, NONE, STR, Items, ListOf, MapOf, Record, Tensor, Where, one_of
 
 
 def generator(seed):

@@ -19,7 +19,7 @@ from autograder.assignment.scenarios.parts import (NAMES, OPTIMIZER_STATE, PLAIN
                                                    CountingSGD, _plain, _plain_state, _poison, build_batches,
                                                    build_model, build_optimizer, exception_names,
                                                    generator, optimizer_state, parameters_of, until_stopped)
-from autograder.intake.answer_shapes import ANY, BOOL, FLOAT, INT, ListOf, MapOf, Record, Tensor, maybe
+from autograder.authoring import ANY, BOOL, FLOAT, INT, ListOf, MapOf, Record, Tensor, maybe
 
 
 # A scaler under test that raises does not end a Module 2 scenario with a bare

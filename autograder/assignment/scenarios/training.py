@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from autograder.assignment.scenarios.parts import (NAMES, OPTIMIZER_STATE, TENSORS, _poison, build_batches,
                                                    build_model, build_optimizer, exception_names, optimizer_state,
                                                    parameters_of)
-from autograder.intake.answer_shapes import ANY, BOOL, FLOAT, INT, NONE, STR, ListOf, MapOf, Record, maybe
+from autograder.authoring import ANY, BOOL, FLOAT, INT, NONE, STR, ListOf, MapOf, Record, maybe
 
 
 def _counting_scaler_class():

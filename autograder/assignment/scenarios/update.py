@@ -8,7 +8,7 @@ and returns plain booleans.
 import torch
 
 from autograder.assignment.scenarios.parts import generator
-from autograder.intake.answer_shapes import BOOL, ListOf, Record
+from autograder.authoring import BOOL, ListOf, Record
 
 
 def unscale_aliasing(unscale_gradients, spec):

@@ -11,10 +11,8 @@ import torch.nn.functional as F
 
 from autograder.assignment import scenarios
 from autograder.assignment.checks import amp_training_step_rejections
-from autograder.i18n import _
-from autograder.judging import reference_cache
-from autograder.judging.judge import (Mistake, StudentCodeFailed, describe_raised, equals, expect,
-                                      expect_float_close, expect_updates_close, known_ratio, raised_is)
+from autograder.authoring import (_, reference_cache, Mistake, StudentCodeFailed, describe_raised, equals, expect,
+                                  expect_float_close, expect_updates_close, known_ratio, raised_is)
 from autograder.assignment.checks.amp_training_step_crashes import run_student
 
 pytestmark = [pytest.mark.module("amp_training_step"), pytest.mark.visibility("visible")]

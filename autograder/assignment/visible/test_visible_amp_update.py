@@ -16,9 +16,8 @@ from autograder.assignment.checks.amp_update_checks import (PLAN_KEYS, blaming_u
                                                             expect_finite_plan, expect_norm_value, expect_skip_plan,
                                                             expect_tensor_values, kind_of, norm_candidates,
                                                             scale_factors, squares_in_own_dtype, unscaled_reference)
-from autograder.i18n import _
-from autograder.judging.judge import (Mistake, equals, expect, expect_close, expect_tensor, hint_only_if,
-                                      numbers_message, value_of)
+from autograder.authoring import (_, Mistake, equals, expect, expect_close, expect_tensor, hint_only_if,
+                                  numbers_message, value_of)
 
 pytestmark = [pytest.mark.module("amp_update"), pytest.mark.visibility("visible")]
 FILE = "amp_update.py"

@@ -13,8 +13,7 @@ from autograder.assignment.checks import references
 from autograder.assignment.checks.loss_scaler_checks import (call_text, compare_runs, expect_pair,
                                                              gradscaler_rule, shown, stop_mistake, update)
 from autograder.assignment.checks.loss_scaler_calls import check_misuse_raises, check_step_arguments, check_unscale
-from autograder.i18n import _
-from autograder.judging.judge import describe_raised, equals, expect, value_of
+from autograder.authoring import _, describe_raised, equals, expect, value_of
 
 pytestmark = [pytest.mark.module("loss_scaler"), pytest.mark.visibility("visible")]
 FILE = "loss_scaler.py"

@@ -3,8 +3,7 @@ import random
 
 import pytest
 
-from autograder.i18n import _
-from autograder.judging.judge import expect, value_of
+from autograder.authoring import _, expect, value_of
 
 pytestmark = [pytest.mark.module("toy_sum"), pytest.mark.visibility("hidden")]
 

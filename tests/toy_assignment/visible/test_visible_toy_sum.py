@@ -1,8 +1,7 @@
 """Visible test of toy_sum."""
 import pytest
 
-from autograder.i18n import _
-from autograder.judging.judge import expect, value_of
+from autograder.authoring import _, expect, value_of
 
 pytestmark = [pytest.mark.module("toy_sum"), pytest.mark.visibility("visible")]
 

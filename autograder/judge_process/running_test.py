@@ -23,7 +23,7 @@ ERASE = "\r\x1b[2K"
 
 class RunningTest:
     """``on_wait`` for :mod:`autograder.judge_process`: call it with the grade's
-    :class:`~autograder.judge_process.grading.Progress`; :meth:`clear` when it ends."""
+    :class:`~autograder.judge_process.launcher.Progress`; :meth:`clear` when it ends."""
 
     def __init__(self, lang, stream=None):
         self.lang = lang
