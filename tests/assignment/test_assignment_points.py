@@ -1,7 +1,6 @@
 """The table of hidden points the template ships (HIDDEN_POINTS in
 autograder/assignment/description.py) matches what the hidden suites really hold."""
 import json
-import pathlib
 import subprocess
 import sys
 

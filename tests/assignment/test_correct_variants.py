@@ -1,5 +1,4 @@
 """Correct implementations written unlike the reference keep full marks, seed after seed."""
-import pathlib
 
 import pytest
 from support.helpers import ROOT, mutate

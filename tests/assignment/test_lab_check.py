@@ -9,9 +9,9 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from support.cli import autograder_command
 from support.helpers import ROOT
 
 if str(ROOT) not in sys.path:
@@ -308,7 +308,5 @@ def test_python_dash_m_autograder_check_lab_without_torch():
     result = subprocess.run([sys.executable, "-c", probe, str(RECORDS / "chapter_default14.json")],
                             cwd=ROOT, capture_output=True, text=True, timeout=60, env=english)
     assert result.returncode == 0 and result.stdout.endswith("TORCH False\n"), result.stdout + result.stderr
-    result = subprocess.run([sys.executable, "-m", "autograder", "check-lab",
-                             str(RECORDS / "bad_backoffs_vs_scale.json")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=60, env=english)
+    result = autograder_command("check-lab", RECORDS / "bad_backoffs_vs_scale.json", env=english, timeout=60)
     assert result.returncode == 1 and "scale trajectory" in result.stdout

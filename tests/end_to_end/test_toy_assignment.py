@@ -13,12 +13,11 @@ import json
 import os
 import pathlib
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from support import classroom_reporter as reporter  # noqa: E402
+from support.cli import autograder_command  # noqa: E402
 from support.helpers import ROOT  # noqa: E402
 
 TOY = ROOT / "tests" / "toy_assignment"
@@ -36,9 +35,7 @@ def toy_env(**extra):
 
 
 def autograder(*args, cwd=ROOT, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=cwd,
-                          env=env if env is not None else toy_env(), capture_output=True, text=True,
-                          timeout=timeout)
+    return autograder_command(*args, cwd=cwd, env=env if env is not None else toy_env(), timeout=timeout)
 
 
 def submission(folder, source):

@@ -11,15 +11,13 @@ and report.html without an English word of ours, and the pages fit a phone and a
 """
 import csv
 import json
-import pathlib
 import shutil
-import subprocess
-import sys
 
 import pytest
 from support.helpers import ROOT
 
 from support import walk_class  # noqa: E402
+from support.cli import autograder_command  # noqa: E402
 from support.language_check import english_words, identifiers, markdown_text, page_text  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
@@ -32,14 +30,12 @@ CODE = identifiers(*(ROOT / "exercises").glob("*.py")) | {"Adam", "Linear", "cpu
 def walked(tmp_path_factory):
     pytest.importorskip("copydetect", reason="copydetect (requirements-dev.txt) runs the similarity check")
     base = tmp_path_factory.mktemp("walk")
-    exported = subprocess.run([sys.executable, "-m", "autograder", "export-template", str(base / "template")],
-                              cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    exported = autograder_command("export-template", base / "template", timeout=300)
     assert exported.returncode == 0, exported.stderr
     walk_class.build(base / "root", base / "template")
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade-many", str(base / "root"), "-o", str(base / "out"),
-                           "--deadline", walk_class.DEADLINE, "--lang", "zh", "--report-lang", "zh", "--jobs", "2",
-                           "--also-latest", "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=1200,
-                          check=False)
+    done = autograder_command("grade-many", base / "root", "-o", base / "out", "--deadline", walk_class.DEADLINE,
+                              "--lang", "zh", "--report-lang", "zh", "--jobs", "2", "--also-latest", "--no-progress",
+                              timeout=1200)
     assert done.returncode == 0, done.stdout + done.stderr
     out = base / "out"
     with open(out / "scores.csv", newline="", encoding="utf-8") as handle:

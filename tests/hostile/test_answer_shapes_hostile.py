@@ -9,13 +9,13 @@ the value got wrong), never "the grader could not check"; the grade completes an
 results.json is written."""
 import json
 import os
-import subprocess
 import sys
 import time
 
 import pytest
 
-from support.helpers import ROOT, make_submission, solution_source
+from support.cli import autograder_command
+from support.helpers import make_submission, solution_source
 
 pytestmark = [pytest.mark.hostile, pytest.mark.slow]  # its one test grades ~7 s
 
@@ -129,10 +129,9 @@ def test_answers_of_the_wrong_shape_fail_only_the_students_tests(tmp_path):
     modules = ("amp_update", "loss_scaler", "amp_training_step")
     make_submission(tmp_path / "exercises", {module: FORGER + solution_source(module) for module in modules})
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission", str(tmp_path / "exercises"),
-                           "--results", str(tmp_path / "results.json"), "--seed", "27", "--quiet"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, AUTOGRADER_CALL_TIMEOUT="4", AUTOGRADER_MODULE_BUDGET="60"))
+    done = autograder_command("grade", "--submission", tmp_path / "exercises", "--results", tmp_path / "results.json",
+                              "--seed", "27", "--quiet",
+                              env=dict(os.environ, AUTOGRADER_CALL_TIMEOUT="4", AUTOGRADER_MODULE_BUDGET="60"))
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))

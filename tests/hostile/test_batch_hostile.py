@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from support.cli import autograder_command
 from support.helpers import ROOT, make_submission, said_once_per_module
 
 pytestmark = [pytest.mark.hostile, pytest.mark.slow,
@@ -110,9 +111,8 @@ def test_hostile_class_is_contained(tmp_path):
     env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="5", AUTOGRADER_MODULE_BUDGET="30",
                PYTHONPATH=str(ROOT))
     try:
-        done = subprocess.run([sys.executable, "-m", "autograder", "grade-many", str(root), "-o", str(out),
-                               "--jobs", "2", "--seed", "3", "--no-progress"], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=900)
+        done = autograder_command("grade-many", root, "-o", out, "--jobs", "2", "--seed", "3", "--no-progress", env=env,
+                                  timeout=900)
         time.sleep(1.0)
         survivors = _comm_survivors(comm)
     finally:

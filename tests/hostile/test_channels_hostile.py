@@ -15,6 +15,7 @@ import time
 import pytest
 
 from autograder.sandbox.client import Limits
+from support.cli import autograder_command
 from support.helpers import make_submission, mutate, said_once_per_module, solution_source
 
 pytestmark = pytest.mark.hostile
@@ -141,17 +142,13 @@ def test_raw_frames_on_the_workers_socket_fail_only_the_students_tests(tmp_path)
     endless answers to no request: each call is the student's protocol error, charged to
     it; the grade completes within its limits and results.json is written."""
     import json
-    import subprocess
-
-    from support.helpers import ROOT
 
     scaler = solution_source("loss_scaler") + WRONG_IDS
     make_submission(tmp_path / "exercises", {"amp_update": RAW_WRITER, "loss_scaler": scaler})
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission", str(tmp_path / "exercises"),
-                           "--results", str(tmp_path / "results.json"), "--seed", "26", "--quiet"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, AUTOGRADER_CALL_TIMEOUT="4", AUTOGRADER_MODULE_BUDGET="30"))
+    done = autograder_command("grade", "--submission", tmp_path / "exercises", "--results", tmp_path / "results.json",
+                              "--seed", "26", "--quiet",
+                              env=dict(os.environ, AUTOGRADER_CALL_TIMEOUT="4", AUTOGRADER_MODULE_BUDGET="30"))
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))

@@ -9,12 +9,12 @@ models in tests/support/runner_files.py and the reporter model in tests/support/
 import base64
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 from support.classroom_reporter import notices, points
+from support.cli import autograder_command
 from support.helpers import copy_grader, make_submission
 from support.runner_files import output_values, read_output_file, workflow_commands
 
@@ -81,14 +81,13 @@ def test_hostile_submission_cannot_reach_the_classroom_points(tmp_path):
     env.pop("PYTHONPATH", None)
     # The Grade step: no file-command variable reaches the grader...
     grade_env = {k: v for k, v in env.items() if k not in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")}
-    graded = subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission", str(student / "exercises"),
-                             "--results", str(results), "--seed", "8"], cwd=grader, env=grade_env,
-                            capture_output=True, text=True, timeout=600)
+    graded = autograder_command("grade", "--submission", student / "exercises", "--results", results, "--seed", "8",
+                                cwd=grader, env=grade_env)
     assert graded.returncode == 0, graded.stderr[-2000:]
     # ...then the report step, a new process that reads results.json.
-    reported = subprocess.run([sys.executable, "-m", "autograder", "classroom-report", str(results)], cwd=grader,
-                              env=dict(env, GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(summary)),
-                              capture_output=True, text=True, timeout=120)
+    reported = autograder_command("classroom-report", results, cwd=grader,
+                                  env=dict(env, GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(summary)),
+                                  timeout=120)
     assert reported.returncode == 0, reported.stderr[-2000:]
 
     data = json.loads(results.read_text())

@@ -10,12 +10,12 @@ carry a marker the test sweeps for.
 import json
 import os
 import secrets
-import subprocess
 import sys
 import time
 
 import pytest
 
+from support.cli import autograder_command
 from support.helpers import ROOT, make_submission
 from test_batch_hostile import _comm_survivors
 
@@ -52,9 +52,8 @@ def test_a_cpu_hog_costs_its_neighbours_nothing(tmp_path):
     env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="4", AUTOGRADER_MODULE_BUDGET="40",
                PYTHONPATH=str(ROOT))
     try:
-        done = subprocess.run([sys.executable, "-m", "autograder", "grade-many", str(root), "-o", str(out),
-                               "--jobs", "2", "--seed", "5", "--no-progress"], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=900)
+        done = autograder_command("grade-many", root, "-o", out, "--jobs", "2", "--seed", "5", "--no-progress", env=env,
+                                  timeout=900)
     finally:
         time.sleep(0.5)
         survivors = _comm_survivors(comm)

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from support.cli import autograder_command
 from support.helpers import said_once_per_module
 
 from autograder.sandbox.client import Limits
@@ -184,8 +185,6 @@ def test_rewriting_grader_files_is_refused(tmp_path):
     hidden tests on disk and to forge results.json changes nothing and gains nothing."""
     import hashlib
     import json
-    import subprocess
-    import sys
 
     from support.helpers import copy_grader, make_submission
 
@@ -199,8 +198,7 @@ def test_rewriting_grader_files_is_refused(tmp_path):
     before = digest()
     make_submission(tmp_path / "exercises", {"amp_update": REWRITE_GRADER})
     env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="5", AUTOGRADER_MODULE_BUDGET="20")
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--seed", "9", "--quiet"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    done = autograder_command("grade", "--seed", "9", "--quiet", cwd=tmp_path, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "results.json").read_text())
     amp = [t for t in results["tests"] if "amp_update" in t["tags"]]

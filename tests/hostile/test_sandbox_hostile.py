@@ -22,6 +22,7 @@ import time
 import pytest
 
 from autograder.sandbox.client import Limits
+from support.cli import autograder_command
 from support.helpers import ROOT
 
 pytestmark = [pytest.mark.hostile,
@@ -126,7 +127,6 @@ def test_command_line_grade_holds_nothing_of_the_judge_either(tmp_path, monkeypa
     """``python -m autograder grade`` forks its zygote inside the grading process:
     before that process has seen the job, the suites or the caller's environment."""
     import json
-    import subprocess
 
     canary = f"canary-{secrets.token_hex(6)}"
     probe = MEMORY_PROBE + f'''
@@ -146,9 +146,8 @@ except OSError:
                     {"amp_training_step": REPORTING_STEP.format(probe=probe, use=ORACLE_USE)})
     env = dict(os.environ, AUTOGRADER_TEST_CANARY=canary, GITHUB_OUTPUT=str(tmp_path / canary),
                AUTOGRADER_CALL_TIMEOUT="5", PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission", str(tmp_path / "exercises"),
-                           "--results", str(tmp_path / "results.json"), "--seed", "1234567891", "--quiet"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    done = autograder_command("grade", "--submission", tmp_path / "exercises", "--results", tmp_path / "results.json",
+                              "--seed", "1234567891", "--quiet", env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads((tmp_path / "results.json").read_text())
     texts = "\n".join(t["output"] for t in results["tests"] if "amp_training_step" in t["tags"])

@@ -5,7 +5,6 @@ the assignment it grades."""
 import ast
 import collections
 import functools
-import pathlib
 import re
 
 from autograder import active_assignment

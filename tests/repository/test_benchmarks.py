@@ -1,6 +1,5 @@
 """The benchmarks run end to end (no figure is asserted: the machine decides those)."""
 import importlib.util
-import pathlib
 
 import pytest
 from support.helpers import ROOT

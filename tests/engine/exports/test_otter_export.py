@@ -12,7 +12,6 @@ grades with otter's own interpreter.
 """
 import json
 import os
-import pathlib
 import shutil
 import subprocess
 import sys

@@ -3,15 +3,14 @@ with the same placeholders, and the catalogs hold nothing the code no longer use
 the translations use the chapter's terms (docs/i18n.md's glossary); placeholders
 that take a clause get one."""
 import ast
-import pathlib
 import re
 
 import pytest
 
 from autograder.i18n import catalog_tools
 from autograder import i18n
-from support.language_check import english_runs
 from support.helpers import ROOT
+from support.language_check import english_runs
 
 
 @pytest.fixture(scope="module")

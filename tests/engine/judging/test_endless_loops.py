@@ -6,7 +6,6 @@ short limit: a correct function of that module, however slowly written (element
 by element in Python), still gets its points, and the looping one costs a
 fraction of a second a call instead of the full limit.
 """
-import pathlib
 import time
 
 import pytest

@@ -3,7 +3,6 @@ GradScaler run without the compiler's import, anything else gets the real packag
 and a whole grade keeps torch's compiler and sympy out of the judge. Each case runs
 in a fresh interpreter: the stand-in changes ``sys.modules`` for good."""
 import json
-import pathlib
 import subprocess
 import sys
 

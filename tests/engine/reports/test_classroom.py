@@ -19,8 +19,9 @@ import pytest
 import yaml
 
 from support import classroom_reporter as reporter  # noqa: E402
-from support.runner_files import output_values, workflow_commands  # noqa: E402
+from support.cli import autograder_command  # noqa: E402
 from support.helpers import ROOT  # noqa: E402
+from support.runner_files import output_values, workflow_commands  # noqa: E402
 
 WORKFLOW = ROOT / ".github" / "workflows" / "classroom.yml"
 
@@ -38,9 +39,8 @@ def graded(tmp_path_factory):
     output.write_text("", encoding="utf-8")
     env = dict(os.environ, GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(summary))
     env.pop("CLASSROOM_MANIFEST", None)
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--classroom", "--quiet",
-                           "--submission", str(submission), "--results", str(results), "--seed", "7"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    proc = autograder_command("grade", "--classroom", "--quiet", "--submission", submission, "--results", results,
+                              "--seed", "7", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     raw = output.read_text(encoding="utf-8")
     values = reporter.read_github_output(output)
@@ -128,9 +128,7 @@ def test_classroom_report_sends_exactly_what_grade_classroom_sent(graded, tmp_pa
     results, output = tmp_path / "results.json", tmp_path / "out"
     results.write_text(json.dumps(graded["results"]), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_STEP_SUMMARY", "AUTOGRADE_MAX_SCORE")}
-    proc = subprocess.run([sys.executable, "-m", "autograder", "classroom-report", str(results)],
-                          cwd=ROOT, env=dict(env, GITHUB_OUTPUT=str(output)), capture_output=True, text=True,
-                          timeout=120)
+    proc = autograder_command("classroom-report", results, env=dict(env, GITHUB_OUTPUT=str(output)), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert output_values(output.read_text(encoding="utf-8")) == ({"result": graded["encoded"]}, None)
 

@@ -16,6 +16,7 @@ from autograder.reports import results_file
 from autograder.reports.gradescope import write_results
 from autograder.judging.results import GradeReport
 from autograder.judging.results import TestResult as Result
+from support.cli import autograder_command
 from support.helpers import ROOT
 from support.runner_files import output_values, workflow_commands
 
@@ -43,8 +44,7 @@ def run_cli(*args, env=None, cwd=ROOT):
     full = {key: value for key, value in os.environ.items()
             if key not in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "AUTOGRADE_MAX_SCORE")}
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "autograder", "classroom-report", *map(str, args)],
-                          cwd=cwd, env=full, capture_output=True, text=True, timeout=120)
+    return autograder_command("classroom-report", *args, cwd=cwd, env=full, timeout=120)
 
 
 def read_result(output_file):

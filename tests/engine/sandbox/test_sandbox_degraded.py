@@ -4,11 +4,11 @@ switched off with AUTOGRADER_SANDBOX_DISABLE (a test hook); only honest code is
 graded here, since nothing would contain anything else."""
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
+from support.cli import autograder_command
 from support.helpers import ROOT, make_submission
 
 # Slow: each test grades with layers switched off, or runs grade-many.
@@ -17,9 +17,7 @@ pytestmark = [pytest.mark.slow,
 
 
 def _run(args, **env):
-    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT), **env))
+    return autograder_command(*args, env=dict(os.environ, PYTHONPATH=str(ROOT), **env))
 
 
 def test_unconfined_grade_warns_everywhere_and_stays_fair(tmp_path):

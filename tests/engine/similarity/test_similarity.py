@@ -14,7 +14,6 @@ The class (no grading: the check only reads the modules):
   and five authors of the honest set (tests/support/honest.py)
 """
 import json
-import pathlib
 import subprocess
 import sys
 
@@ -22,6 +21,7 @@ import pytest
 from support.helpers import ROOT
 
 from support import honest  # noqa: E402
+from support.cli import autograder_command  # noqa: E402
 from support.disguise import disguise  # noqa: E402
 
 from autograder.similarity import fingerprints, groups, pairs as similarity  # noqa: E402
@@ -278,9 +278,8 @@ def test_the_honest_set_scores_full_marks_at_two_seeds(tmp_path):
     folders.update(honest.write_class(tmp_path / "class", folder=honest.HELD_OUT_DIR))
     for seed in (3, 8):
         out = tmp_path / f"out{seed}"
-        done = subprocess.run([sys.executable, "-m", "autograder", "grade-many", str(tmp_path / "class"), "-o",
-                               str(out), "--seed", str(seed), "--jobs", "2", "--no-similarity", "--no-progress"],
-                              cwd=ROOT, capture_output=True, text=True, timeout=1200, check=False)
+        done = autograder_command("grade-many", tmp_path / "class", "-o", out, "--seed", seed, "--jobs", "2",
+                                  "--no-similarity", "--no-progress", timeout=1200)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
         for author in folders:
             data = json.loads((out / author / "results.json").read_text(encoding="utf-8"))
@@ -359,14 +358,12 @@ def test_similarity_command(checked, tmp_path):
     out.mkdir()
     (out / "run.json").write_text(json.dumps({"version": 1, "seed": 3, "report_lang": "zh", "students": {
         "bob": {"status": "ok", "reason": "", "seed": 3}}}))
-    done = subprocess.run([sys.executable, "-m", "autograder", "similarity", str(checked["root"]), "--output-dir",
-                           str(out), "--top", "3"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    done = autograder_command("similarity", checked["root"], "--output-dir", out, "--top", "3", timeout=300)
     assert done.returncode == 0, done.stderr
     assert "bob / dave  FLAGGED (high)" in done.stdout and "<img" not in done.stdout
     assert "amp_update against the reference: not compared (the reference is public)" in done.stdout
     data = json.loads((out / "similarity" / "similarity.json").read_text(encoding="utf-8"))
     assert data["lang"] == "zh"      # what run.json recorded for the class page
     assert "## 相似度" in (out / "report.md").read_text(encoding="utf-8")   # the class page's language
-    bad = subprocess.run([sys.executable, "-m", "autograder", "similarity", str(tmp_path / "missing"), "-o",
-                          str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    bad = autograder_command("similarity", tmp_path / "missing", "-o", out, timeout=120)
     assert bad.returncode == 2

@@ -9,12 +9,9 @@ files with a function of his own added: a partial copy), alice (the reference), 
 name with hostile code.
 """
 import html
-import pathlib
 import re
-import sys
 
 import pytest
-from support.helpers import ROOT
 
 from support import honest  # noqa: E402
 from support.disguise import disguise  # noqa: E402

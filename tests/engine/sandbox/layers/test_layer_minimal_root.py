@@ -2,14 +2,13 @@
 root is a tree built for it -- what it reads, read-only; its module; its scratch --
 with no socket file, no /tmp and no grader in sight."""
 import os
-import pathlib
 import string
 
 from autograder.sandbox.confine import minimal_root, namespaces
 from autograder.sandbox.confine.layers import root
 from autograder.sandbox.confine.layers.result import Status
-from support.layer_support import MODULE, box, config, errno_of, in_child, linux_only, namespaces_held, plain, root_only
 from support.helpers import ROOT
+from support.layer_support import MODULE, box, config, errno_of, in_child, linux_only, namespaces_held, plain, root_only
 
 REPO = str(ROOT)
 

@@ -2,7 +2,6 @@
 the loop stops at a layer that refuses, and the verdict -- confined or not, the
 isolation report's lines, its problems -- is drawn from the layers' results
 alone (autograder/sandbox/isolation.py), fed here as made-up results."""
-import pathlib
 import re
 
 import pytest
@@ -11,8 +10,8 @@ from autograder.sandbox import isolation
 from autograder.sandbox.confine import confinement, namespaces
 from autograder.sandbox.confine.box_config import BoxLimits
 from autograder.sandbox.confine.layers.result import applied, failed, not_available, refused
-from support.layer_support import child_pipe, config, in_child, linux_only, plain
 from support.helpers import ROOT
+from support.layer_support import child_pipe, config, in_child, linux_only, plain
 
 DOC = (ROOT / "docs" / "sandbox.md").read_text(encoding="utf-8")
 ALL = namespaces.CLONE_NEWNS | namespaces.CLONE_NEWPID | namespaces.CLONE_NEWNET | namespaces.CLONE_NEWIPC
