@@ -3,7 +3,6 @@ fixtures; the rules themselves: test_lab_plausibility.py), the GPU credit decisi
 command line. Reading hostile files: test_lab_files.py."""
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -13,18 +12,14 @@ import sys
 import pytest
 from support.cli import autograder_command
 from support.helpers import ROOT
+from support.lab_records import RECORDS, chapter_record, check_lab
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from autograder.assignment.lab import check as lab_check  # noqa: E402
 
-RECORDS = ROOT / "tests" / "data" / "lab_records"
 MANIFEST = json.loads((RECORDS / "manifest.json").read_text(encoding="utf-8"))
-
-
-def chapter_record() -> dict:
-    return json.loads((RECORDS / "chapter_default14.json").read_text(encoding="utf-8"))
 
 
 # --------------------------------------------------------------------------- fixtures on disk
@@ -246,42 +241,33 @@ def test_find_records_looks_in_the_results_folder_and_the_root(tmp_path):
 
 # --------------------------------------------------------------------------- command line
 
-def _run_cli(paths, capsys, lang="en"):
-    parser = argparse.ArgumentParser()
-    from autograder.assignment.lab import cli as lab_cli
-
-    lab_cli.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["check-lab", "--lang", lang, *map(str, paths)])
-    code = args.func(args)
-    return code, capsys.readouterr().out
-
-
 def test_cli_exit_codes(capsys):
-    code, out = _run_cli([RECORDS / "chapter_default14.json"], capsys)
+    code, out = check_lab([RECORDS / "chapter_default14.json"], capsys, lang="en")
     assert code == 0 and "earns the optional GPU credit" in out
     assert "plausibility: candidate: 4.03 TFLOP/s, 2.3% of the RTX 5070 Ti's" in out
     assert "self-reported" in out  # the command says what it cannot prove
-    code, out = _run_cli([RECORDS / "impossible_fp32_faster_than_gpu.json"], capsys)
+    code, out = check_lab([RECORDS / "impossible_fp32_faster_than_gpu.json"], capsys, lang="en")
     assert code == 1 and "physically impossible record" in out
     assert "faster than the RTX 5070 Ti can compute it" in out
-    code, out = _run_cli([RECORDS / "cpu_smoke_sample.json"], capsys)
+    code, out = check_lab([RECORDS / "cpu_smoke_sample.json"], capsys, lang="en")
     assert code == 1 and "no GPU credit" in out
-    code, out = _run_cli([RECORDS / "bad_nan_literal.json"], capsys)
+    code, out = check_lab([RECORDS / "bad_nan_literal.json"], capsys, lang="en")
     assert code == 1 and "NaN" in out
-    code, out = _run_cli([RECORDS / "chapter_default14.json", RECORDS / "bad_p95_below_median.json"], capsys)
+    code, out = check_lab([RECORDS / "chapter_default14.json", RECORDS / "bad_p95_below_median.json"], capsys,
+                          lang="en")
     assert code == 1 and "below step_median_ms" in out
-    code, out = _run_cli([RECORDS / "chapter_default14.json", RECORDS / "does_not_exist.json"], capsys)
+    code, out = check_lab([RECORDS / "chapter_default14.json", RECORDS / "does_not_exist.json"], capsys, lang="en")
     assert code == 2 and "cannot read" in out
 
 
 def test_cli_speaks_chinese_with_the_same_exit_codes(capsys):
-    code, out = _run_cli([RECORDS / "chapter_default14.json"], capsys, lang="zh")
+    code, out = check_lab([RECORDS / "chapter_default14.json"], capsys, lang="zh")
     assert code == 0 and "获得可选 GPU 加分" in out and "96.50 ms" in out
     assert "RTX 5070 Ti 的 FP16 稠密张量核峰值" in out and "自行提交" in out
-    code, out = _run_cli([RECORDS / "impossible_fp32_faster_than_gpu.json"], capsys, lang="zh")
+    code, out = check_lab([RECORDS / "impossible_fp32_faster_than_gpu.json"], capsys, lang="zh")
     assert code == 1 and "物理上不可能" in out and "metrics.baseline.step_median_ms" in out
-    code, out = _run_cli([RECORDS / "bad_backoffs_vs_scale.json", RECORDS / "does_not_exist.json"],
-                         capsys, lang="zh")
+    code, out = check_lab([RECORDS / "bad_backoffs_vs_scale.json", RECORDS / "does_not_exist.json"],
+                          capsys, lang="zh")
     assert code == 2 and "scale 轨迹" in out and "无法读取" in out
     assert not any(word in out for word in ("INVALID", "problem", "credit", "cannot read", "note:"))
 

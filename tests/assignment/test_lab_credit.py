@@ -8,8 +8,8 @@ import threading
 
 import pytest
 from support.helpers import ROOT, make_submission
+from support.lab_records import RECORDS
 
-RECORDS = ROOT / "tests" / "data" / "lab_records"
 RESULTS_DIR = "benchmarks/results/train_mixed_precision_backward"
 SECRET = "SECRET-51e2-never-shown"
 LAB_INFO_KEYS = {"file", "self_reported", "earns_credit", "valid", "plausible", "hardware",

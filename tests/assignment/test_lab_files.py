@@ -4,7 +4,6 @@ and free of control characters. Covers check_file, find_records and the check-la
 the grade's side (lab_credit) is in test_lab_credit.py."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -13,13 +12,13 @@ from pathlib import Path
 
 import pytest
 from support.helpers import ROOT
+from support.lab_records import RECORDS, check_lab
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from autograder.assignment.lab import check as lab_check, files as lab_files  # noqa: E402
 
-RECORDS = ROOT / "tests" / "data" / "lab_records"
 RESULTS = Path("benchmarks/results/train_mixed_precision_backward")
 SECRET = "SECRET-7f3a9c-do-not-print"
 
@@ -49,15 +48,6 @@ def repo(tmp_path):
     return tmp_path / "repo"
 
 
-def run_cli(paths, capsys):
-    parser = argparse.ArgumentParser()
-    from autograder.assignment.lab import cli as lab_cli
-
-    lab_cli.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["check-lab", *map(str, paths)])
-    return args.func(args), capsys.readouterr().out
-
-
 def finishes(function, seconds=10.0):
     """function's result, or a failure when it blocks (a FIFO opened for reading blocks)."""
     box = {}
@@ -84,11 +74,11 @@ def test_a_linked_record_is_refused_unread(repo, secret_file):
 def test_check_lab_command_refuses_a_link_clearly(tmp_path, secret_file, capsys):
     link = tmp_path / "train-amp-backward_mine.json"
     link.symlink_to(secret_file)
-    code, out = run_cli([link], capsys)
+    code, out = check_lab([link], capsys)
     assert code == 2
     assert "is a symbolic link" in out and "never read through a link" in out
     assert SECRET not in out
-    code, out = run_cli([secret_file], capsys)  # the same file named directly is fine
+    code, out = check_lab([secret_file], capsys)  # the same file named directly is fine
     assert code == 0 and "earns the optional GPU credit" in out
 
 
@@ -133,7 +123,7 @@ def test_a_fifo_named_like_a_record_does_not_block(repo, capsys):
     assert finishes(lambda: lab_check.find_records(repo)) == [fifo]
     verdict = finishes(lambda: lab_check.check_file(fifo, root=repo))
     assert not verdict.readable and "not a regular file" in verdict.reasons[0]
-    code, out = finishes(lambda: run_cli([fifo], capsys))
+    code, out = finishes(lambda: check_lab([fifo], capsys))
     assert code == 2 and "not a regular file" in out
 
 

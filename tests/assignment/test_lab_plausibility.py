@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from support.helpers import ROOT
+from support.lab_records import RECORDS, chapter_record
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -17,12 +18,7 @@ from autograder.assignment.lab import (check as lab_check, gpu_specs as lab_gpu_
 from autograder.assignment.lab.layout import (QWEN_FP32_WEIGHTS_AND_GRADS_MB, QWEN_FP32_WEIGHTS_MB,  # noqa: E402
                                               QWEN_PARAMETERS, parse_capability)
 
-RECORDS = ROOT / "tests" / "data" / "lab_records"
 FLOPS_128 = 6 * QWEN_PARAMETERS * 128  # one step of the chapter's workload
-
-
-def chapter_record() -> dict:
-    return json.loads((RECORDS / "chapter_default14.json").read_text(encoding="utf-8"))
 
 
 def on_gpu(record, name, total_mb, capability):
