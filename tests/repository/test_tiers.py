@@ -12,7 +12,7 @@ import check_tiers  # noqa: E402
 def test_a_package_without_a_fast_test_is_named(tmp_path):
     (tmp_path / "test_a.py").write_text("from autograder.sandbox.confine import rlimits\n"
                                         "def f():\n    import autograder.judging.engine\n")
-    (tmp_path / "test_b.py").write_text("from autograder import locations\nfrom helpers import ROOT\n")
+    (tmp_path / "test_b.py").write_text("from autograder import locations\nfrom support.helpers import ROOT\n")
     known = ["autograder", "autograder.judging", "autograder.sandbox", "autograder.sandbox.confine"]
     covered = check_tiers.coverage(["test_a.py", "test_b.py"], known, root=tmp_path)
     assert covered == {"autograder": ["test_b.py"], "autograder.judging": ["test_a.py"],
