@@ -12,7 +12,7 @@ answers those two calls the way eager mode does (the function itself, nothing
 to break) and loads the real package the moment anything else is asked of it:
 any other attribute, or any import of a ``torch._dynamo.*`` submodule. Code that
 does use ``torch.compile`` (student code may) therefore gets the real thing,
-only later. ``tests/test_torch_startup.py`` pins the behaviour for the torch in
+only later. ``tests/engine/judging/test_torch_startup.py`` pins the behaviour for the torch in
 requirements.txt.
 """
 import importlib

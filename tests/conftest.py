@@ -5,7 +5,7 @@ import pytest
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 
-from helpers import make_submission  # noqa: E402
+from support.helpers import make_submission  # noqa: E402
 
 _counter = itertools.count()
 # The second assignment's suites are graded by the engine (test_toy_assignment.py), not collected here.

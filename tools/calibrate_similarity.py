@@ -1,16 +1,16 @@
 """Re-run the similarity calibration from the honest set: the independent correct
 solutions of tests/data/honest_similarity/ (one file per author, put into the current
-stubs by tests/honest.py) and the reference solutions.
+stubs by tests/support/honest.py) and the reference solutions.
 
 Per module (autograder.similarity.calibration): the thresholds (for pairs of students
 and against the reference), what honest solutions reach when they were not learned
 from, a check on held-out authors (every third author by name), and the passages that
 honest solutions write alike, which the check leaves out. Written to
 autograder/assignment/similarity_calibration.json. Also printed, not stored: how
-disguised copies (tests/disguise.py) of each honest author and of the reference score.
+disguised copies (tests/support/disguise.py) of each honest author and of the reference score.
 
 Re-run it whenever the stubs (exercises/), the reference solutions or the honest set
-change; tests/test_similarity.py fails while the file is stale. Exits 1 when a held-out
+change; tests/engine/similarity/test_similarity.py fails while the file is stale. Exits 1 when a held-out
 author reaches a threshold (the set, or the margin, needs a look).
 
     python tools/calibrate_similarity.py [--check]
@@ -23,8 +23,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from autograder.similarity import calibration, convergence, fingerprints, pairs as similarity  # noqa: E402
-from disguise import disguise  # noqa: E402
-import honest  # noqa: E402
+from support.disguise import disguise  # noqa: E402
+from support import honest  # noqa: E402
 
 
 def held_out(names):

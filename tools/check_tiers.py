@@ -3,9 +3,9 @@
 The fast tier is ``python -m pytest -m "not slow"`` (docs/maintaining.md says when to run which).
 This collects it without running it, maps each test file that keeps a test in it to the grader
 packages the file imports itself (any ``autograder...`` import, at any depth of the file; what a
-helper module beside it imports does not count, so that ``from helpers import ROOT`` covers
-nothing), prints every package with its fast test files and exits 1 naming the packages none
-covers. tests/test_tiers.py runs it; marking a room's last quick test slow fails there.
+helper of tests/support/ imports does not count, so that ``from support.helpers import ROOT``
+covers nothing), prints every package with its fast test files and exits 1 naming the packages none
+covers. tests/repository/test_tiers.py runs it; marking a room's last quick test slow fails there.
 """
 import ast
 import collections

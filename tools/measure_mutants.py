@@ -29,7 +29,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from autograder import active_assignment  # noqa: E402
-from helpers import make_submission  # noqa: E402
+from support.helpers import make_submission  # noqa: E402
 
 ASSIGNMENT = active_assignment.current()
 # tests/mutants_<module>.py of each module, in the assignment's order

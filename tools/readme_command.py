@@ -3,7 +3,7 @@
 README.md marks each command a reader pastes as it is with ``<!-- readme-command: NAME -->``
 on the line before its ```bash block: ``grade`` sets up and grades exercises/, ``test``
 sets up and runs this repository's test suite. ``.ci/run`` runs the ``test`` command it
-prints, so the README's line is what CI runs (tests/test_repository_paths.py checks the
+prints, so the README's line is what CI runs (tests/repository/test_repository_paths.py checks the
 commands stay one line each, in order, with the CPU build of torch first).
 """
 import pathlib

@@ -54,7 +54,7 @@ BUILDS_ON = {
 
 # The student template ships without hidden/, so a local grade cannot count
 # these: this table lets it say, per module, how much was not run there.
-# tests/test_assignment_points.py collects the hidden suites and fails on drift.
+# tests/assignment/test_assignment_points.py collects the hidden suites and fails on drift.
 HIDDEN_POINTS = {
     "amp_update": 21,
     "loss_scaler": 20,

@@ -1,7 +1,7 @@
 """What a chapter sees of the engine: the one module an assignment imports
 (``from autograder.authoring import expect, _``), as pytest's public ``pytest``
 stands before ``_pytest``. Everything else of the engine may change without
-telling the chapters; what is here is the contract (tests/test_architecture.py
+telling the chapters; what is here is the contract (tests/repository/test_architecture.py
 checks that the assignments import nothing else of the engine).
 
 - messages: ``_`` (a message rendered late, in the student's language),

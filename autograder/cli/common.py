@@ -1,5 +1,5 @@
 """The options several commands share, and what they mean: the one module of the
-command line the others import (tests/test_architecture.py allows it by name).
+command line the others import (tests/repository/test_architecture.py allows it by name).
 """
 from autograder import active_assignment
 from autograder.i18n import LANGUAGES

@@ -7,7 +7,7 @@ run's language. The translations live in gettext ``.po`` catalogs: the
 engine's under ``autograder/i18n/locale/<lang>/``, the assignment's under its own
 ``locale/<lang>/`` (several files per language, one per area, so that each can
 be edited on its own); Babel reads them and its extractor
-finds the ids (``tests/test_catalogs.py`` checks that every id has a
+finds the ids (``tests/engine/i18n/test_catalogs.py`` checks that every id has a
 translation with the same placeholders). English is the source language: an
 id is its own English text.
 

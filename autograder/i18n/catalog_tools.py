@@ -15,7 +15,7 @@ the engine, so another assignment finds it translated too.
 ``python -m autograder.i18n.catalog_tools`` adds the missing ids (empty
 translations) to the right files, moves an id whose code moved to another area
 (its translation kept), and lists what is still untranslated (``--prune`` also
-drops ids the code no longer uses); ``tests/test_catalogs.py`` fails while
+drops ids the code no longer uses); ``tests/engine/i18n/test_catalogs.py`` fails while
 anything is missing.
 """
 import ast

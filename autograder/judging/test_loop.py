@@ -19,7 +19,7 @@ pytest allows it, a test runs here on pytest's own pieces:
 Those pieces are pytest internals (``item._request``, ``session._setupstate``):
 where one is missing, or where SIGALRM does not exist, every test goes
 through pytest's full protocol instead, and grades the same
-(tests/test_suites_collected.py grades both ways and compares).
+(tests/engine/judging/test_suites_collected.py grades both ways and compares).
 """
 import contextlib
 import signal

@@ -29,7 +29,7 @@ MAX_REASONS_SHOWN = 12  # a hostile record can fail every rule; the first ones s
 # The course's own reference runs, committed in this repository's results folder (gpu_lab/STAFF.md,
 # "Results"): staff evidence, not a student's claim, so grading this repository does not turn them
 # into a gpu_lab test. Matched by the sha256 of the file's bytes, so a record a student wrote, or
-# edited, is never left out. tests/test_lab_credit.py fails when a committed record is missing here.
+# edited, is never left out. tests/assignment/test_lab_credit.py fails when a committed record is missing here.
 REFERENCE_RECORDS = frozenset({
     "6d0c73eb7bf003e86e45800fcfb1dd10bb3e8964a3362cebe7ac3edfbb3c6dac",  # h200-arch-20261204-1208-fp16
     "fbbf000a7fbd1b99542eec448347c459f254157bbaa47f90785a425c5e585f60",  # h200-arch-20261204-1208-bf16

@@ -7,7 +7,7 @@ be refused as invalid; each ``impossible_*`` record is consistent but breaks ONE
 (autograder/assignment/lab/plausibility.py) and earns no credit; ``nocredit_*`` records are consistent and
 possible but earn no GPU credit; ``credit_*`` records are variants that still earn it. ``cpu_smoke_sample.json``
 comes from ``python gpu_lab/amp_backward_lab.py --run-mode cpu_smoke`` (valid, no credit). ``manifest.json`` lists the
-expected verdict and a phrase the refusal reason must contain; tests/test_lab_check.py reads it.
+expected verdict and a phrase the refusal reason must contain; tests/assignment/test_lab_check.py reads it.
 """
 from __future__ import annotations
 

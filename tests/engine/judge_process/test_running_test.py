@@ -1,0 +1,71 @@
+"""While a grade runs, the command line knows which test runs (the judge appends a
+line as each starts) and, in a terminal, shows it once a test has kept the grade
+silent for a second: cut to the width, the seconds kept, erased afterwards."""
+import io
+import re
+import time
+
+import pytest
+from rich.cells import cell_len
+
+from autograder.judge_process.running_test import ERASE, RunningTest
+from autograder.judge_process.grading import grade_in_clean_process
+from support.helpers import ROOT
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+class Progress:
+    def __init__(self, current, seconds_ago):
+        self.current, self.since = current, time.monotonic() - seconds_ago
+
+
+TITLE = "unscale_gradients divides FP32, FP16 and BF16 gradients of every shape by a non-power-of-two scale " * 2
+
+
+def test_the_running_test_shows_after_a_second_and_fits_the_line(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    screen = Terminal()
+    running = RunningTest("en", screen)
+    running(Progress(("amp_update", TITLE), 0.4))
+    assert screen.getvalue() == ""  # not silent for a second yet
+    running(Progress(("amp_update", TITLE), 3.2))
+    shown = screen.getvalue()
+    assert shown.startswith(ERASE + "Running amp_update: unscale_gradients divides")
+    assert shown.endswith("… (3 s)") and cell_len(shown[len(ERASE):]) <= 79
+    running(Progress(("amp_update", "the next test\x1b[2J"), 0.0))  # once shown, it follows the grade
+    assert screen.getvalue().endswith(ERASE + "Running amp_update: the next test\\x1b[2J (0 s)")
+    running.clear()
+    assert screen.getvalue().endswith(ERASE)
+    chinese = Terminal()
+    RunningTest("zh", chinese)(Progress(("loss_scaler", "一个测试"), 2.0))
+    assert chinese.getvalue() == ERASE + "正在运行 loss_scaler：一个测试（2 秒）"
+
+
+def test_nothing_is_shown_where_standard_error_is_no_terminal():
+    pipe = io.StringIO()
+    running = RunningTest("en", pipe)
+    running(Progress(("amp_update", "t"), 5.0))
+    running.say("saved")
+    running.clear()
+    assert pipe.getvalue() == ""
+
+
+@pytest.mark.slow
+def test_a_grade_tells_its_command_line_each_test_as_it_starts(tmp_path):
+    seen = []
+
+    def on_wait(progress):
+        if progress.current and progress.current not in seen:
+            seen.append(progress.current)
+
+    report = grade_in_clean_process(ROOT / "solutions", seed=5, include_hidden=False, flags=[], lang="zh",
+                                    modules=["loss_scaler"], on_wait=on_wait)
+    assert report.score == report.max_score
+    titles = {test.name for test in report.tests}
+    assert seen and all(module == "loss_scaler" for module, _title in seen)
+    assert all(re.search("[\u4e00-\u9fff]", title) for _module, title in seen)
+    assert {title for _module, title in seen} <= {name.split(": ", 1)[-1] for name in titles}

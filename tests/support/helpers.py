@@ -1,0 +1,177 @@
+"""Shared helpers for the project's tests: build submissions from the reference
+solutions with targeted edits, grade them in-process, and look at the processes
+a command left."""
+import contextlib
+import os
+import pathlib
+import shutil
+import signal
+import time
+
+from autograder import active_assignment
+from autograder.judging import call_errors
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+ASSIGNMENT = active_assignment.current()  # the chapter, or $AUTOGRADER_ASSIGNMENT's package
+SOLUTIONS = ASSIGNMENT.solutions_dir
+MODULES = ASSIGNMENT.modules
+
+
+def report_view(report):
+    """What a student and the class report read of a grade, test by test."""
+    return [(test.test_id, test.module, test.score, test.max_score, test.passed, str(test.detail or ""),
+             call_errors.describe(test.error, f"{test.module}.py") if test.error is not None else "", test.blamed)
+            for test in report.tests]
+
+
+def solution_source(module):
+    return (SOLUTIONS / f"{module}.py").read_text(encoding="utf-8")
+
+
+def mutate(module, *replacements):
+    """The solution of ``module`` with each (old, new) replaced exactly once."""
+    source = solution_source(module)
+    for old, new in replacements:
+        assert source.count(old) == 1, f"mutation anchor not found once in {module}: {old!r}"
+        source = source.replace(old, new)
+    return source
+
+
+def make_submission(directory, overrides=None, omit=()):
+    """A submission folder: the solutions, with some modules replaced or left out."""
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    overrides = overrides or {}
+    for module in MODULES:
+        if module in omit:
+            continue
+        source = overrides.get(module, solution_source(module))
+        (directory / f"{module}.py").write_text(source, encoding="utf-8")
+    for name, source in overrides.items():  # extra helper files
+        if name not in MODULES:
+            (directory / name).write_text(source, encoding="utf-8")
+    return directory
+
+
+def box_specs(tmp_path, overrides=None):
+    """The boxes' specs of a submission (the solutions, ``overrides`` replacing modules)
+    taken into a grading area under ``tmp_path``, with a uid of its own."""
+    from autograder.intake import submission
+    from autograder.sandbox import uids
+
+    make_submission(tmp_path / "sub", overrides)
+    uid = uids.allocate(1)[0]
+    (tmp_path / "area").mkdir()
+    return submission.take(tmp_path / "sub", tmp_path / "area", uid, uid)[0]
+
+
+def copy_tree(source, destination):
+    shutil.copytree(source, destination, ignore=shutil.ignore_patterns("__pycache__"))
+    return destination
+
+
+def copy_grader(destination):
+    """A throwaway copy of the grader in ``destination``: its package, and the files outside it
+    that the assignment's grader reads (``GRADER_FILES``), as every export ships them."""
+    from autograder import active_assignment
+
+    copy_tree(ROOT / "autograder", destination / "autograder")
+    for name in active_assignment.current().grader_files:
+        (destination / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, destination / name)
+    return destination
+
+
+def scores(report):
+    """(module -> score, set of failed test ids)"""
+    return ({module: score for module, (score, _) in report.by_module().items()},
+            {test.test_id for test in report.tests if not test.passed})
+
+
+class Mutant:
+    """A single-mistake submission: the reference solution with ``replacements``
+    applied, its mistake in TODO ``todo``; ``must_fail``: test ids that must fail.
+    ``unwritten``: TODOs left as the stub has them (a student still at work), so
+    that the grade must tell the written mistake from what is not written yet."""
+
+    def __init__(self, name, todo, replacements, must_fail=(), unwritten=()):
+        self.name, self.todo = name, todo
+        self.replacements, self.must_fail = list(replacements), set(must_fail)
+        self.unwritten = tuple(unwritten)
+
+    def __repr__(self):
+        return f"Mutant({self.name!r}, TODO {self.todo})"
+
+    def source(self, module):
+        """The submitted file: the mutated solution, its ``unwritten`` TODOs stubbed."""
+        source = mutate(module, *self.replacements)
+        if self.unwritten:
+            import sys
+
+            sys.path.insert(0, str(ROOT / "tools"))
+            import make_stubs
+
+            source = make_stubs.make_stub(source, set(self.unwritten))
+        return source
+
+
+def todos_named(text):
+    """The TODO numbers a feedback text names ('TODO n', 'TODO n/m')."""
+    import re
+
+    return {int(number) for number in re.findall(r"TODO\s*(\d+)", text or "")}
+
+
+def said_once_per_module(outputs, *needles):
+    """A module that cannot be used is explained once, on its first test; every
+    other test of the module points there. True when ``outputs`` (one module's, in
+    order) read that way and the first holds every needle."""
+    return bool(outputs) and all(needle in outputs[0] for needle in needles) \
+        and all("could not be used" in output for output in outputs[1:])
+
+
+def interruptible():
+    """``preexec_fn`` for a command a test interrupts as a terminal's Ctrl-C would: SIGINT
+    at its default, whatever this test run inherited (a background job ignores it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+
+def running(pid):
+    """Whether ``pid`` is a live process, not a zombie (Linux: read from /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def outliving(pids, timeout):
+    """Which of ``pids`` still run after waiting up to ``timeout`` seconds for them to end."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = [pid for pid in pids if running(pid)]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.05)
+
+
+def grading_parent():
+    """Where grades make their working copies when no run folder is named."""
+    import tempfile
+
+    from autograder.judging import grading_area
+
+    return pathlib.Path(grading_area.system_parent() or tempfile.gettempdir())
+
+
+def working_copies():
+    """This user's grading folders (grades' areas and runs' folders of them) in
+    :func:`grading_parent`; another user's test run may share the machine."""
+    found = set()
+    for pattern in ("autograder-grade-*", "autograder-areas-*"):
+        for path in grading_parent().glob(pattern):
+            with contextlib.suppress(OSError):
+                if path.lstat().st_uid == os.getuid():
+                    found.add(path.name)
+    return found
