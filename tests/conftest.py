@@ -35,3 +35,16 @@ def grade_dir(tmp_path_factory, shared_boxes):
         return grade_submission(folder, seed=seed, **kwargs)
 
     return grade
+
+
+@pytest.fixture
+def own_grading_parent(monkeypatch):
+    """The grades this test starts make their run folders in a parent of its own
+    (``AUTOGRADER_AREAS``): what is left there is theirs, whatever else grades on
+    the machine meanwhile."""
+    from autograder.judging import grading_area
+    from support.helpers import private_grading_parent
+
+    with private_grading_parent() as parent:
+        monkeypatch.setenv(grading_area.RUN_FOLDER_ENV, str(parent))
+        yield parent

@@ -165,12 +165,29 @@ def grading_parent():
     return pathlib.Path(grading_area.system_parent() or tempfile.gettempdir())
 
 
-def working_copies():
+@contextlib.contextmanager
+def private_grading_parent():
+    """A folder beside :func:`grading_parent` for one test's grades (named to them
+    in ``AUTOGRADER_AREAS``): what they leave is theirs, whatever else grades on
+    the machine meanwhile. Traversable by all, as the boxes' uids need."""
+    import shutil
+    import tempfile
+
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="autograder-test-parent-", dir=grading_parent()))
+    try:
+        folder.chmod(0o711)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def working_copies(parent=None):
     """This user's grading folders (grades' areas and runs' folders of them) in
-    :func:`grading_parent`; another user's test run may share the machine."""
+    ``parent`` (default :func:`grading_parent`); another user's test run may share
+    the machine."""
     found = set()
     for pattern in ("autograder-grade-*", "autograder-areas-*"):
-        for path in grading_parent().glob(pattern):
+        for path in pathlib.Path(parent or grading_parent()).glob(pattern):
             with contextlib.suppress(OSError):
                 if path.lstat().st_uid == os.getuid():
                     found.add(path.name)

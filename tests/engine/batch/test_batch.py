@@ -340,7 +340,7 @@ def _descendants():
 
 @pytest.mark.slow
 @pytest.mark.hostile
-def test_hang_and_grader_killer_only_cost_their_own_rows(tmp_path):
+def test_hang_and_grader_killer_only_cost_their_own_rows(tmp_path, own_grading_parent):
     """A submission that hangs at import is stopped at --timeout; one whose import
     tries to kill the process grading it cannot reach it (its box has a PID
     namespace of its own), so that student's correct code keeps its points; the
@@ -351,7 +351,8 @@ def test_hang_and_grader_killer_only_cost_their_own_rows(tmp_path):
     _copy_modules(solutions, root / "hang" / "exercises", {"loss_scaler": lambda t: "while True:\n    pass\n" + t})
     _copy_modules(solutions, root / "killer" / "exercises",
                   {"amp_update": lambda t: "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + t})
-    before, copies_before = set(_descendants()), working_copies()
+    parent = own_grading_parent  # what is left there is this batch's
+    before, copies_before = set(_descendants()), working_copies(parent)
     out = tmp_path / "out"
     assert main_in_process("grade-many", root, "--output-dir", out, "--jobs", 2, "--timeout", 12, "--seed", SEED,
                            "--no-progress") == 0
@@ -368,7 +369,7 @@ def test_hang_and_grader_killer_only_cost_their_own_rows(tmp_path):
     time.sleep(0.5)
     assert set(_descendants()) <= before
     # the killed grading process could not remove its working copies: the batch did
-    assert working_copies() <= copies_before
+    assert working_copies(parent) <= copies_before
 
 
 @pytest.mark.slow

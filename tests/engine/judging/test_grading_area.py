@@ -14,7 +14,7 @@ import pytest
 
 from autograder.judging import grading_area
 from autograder.sandbox.confine import limits
-from support.helpers import ROOT, grading_parent, make_submission, outliving, working_copies
+from support.helpers import ROOT, make_submission, outliving, private_grading_parent, working_copies
 
 
 @pytest.fixture
@@ -24,9 +24,9 @@ def no_run_folder(monkeypatch):
 
 
 def _new_areas(parent, before):
-    """The grades' areas made since ``before``, at the top or in a new run's folder."""
+    """The grades' areas made in ``parent`` since ``before``, at the top or in a new run's folder."""
     found = []
-    for name in working_copies() - before:
+    for name in working_copies(parent) - before:
         path = pathlib.Path(parent, name)
         found += [path] if name.startswith("autograder-grade-") else list(path.rglob("autograder-grade-*"))
     return found
@@ -94,27 +94,31 @@ def _judge_of(cli_pid, timeout=60.0):
 def _end_mid_grade(command, tmp_path, end):
     """Start ``command`` on a submission that never finishes; once the grade has made
     its working copies, call ``end(cli_pid, judge_pid)``. Returns (exit code, output,
-    the judge and its zygote if still running, working copies left)."""
-    parent = grading_parent()
-    before = working_copies()
-    folder = make_submission(tmp_path / "sub", {"amp_update": "while True:\n    pass\n"})
-    cli = subprocess.Popen([sys.executable, "-m", "autograder", *command, "--submission", str(folder),
-                            "--results", str(tmp_path / "results.json"), "--quiet", "--lang", "en"],
-                           cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        judge = _judge_of(cli.pid)
-        deadline = time.monotonic() + 60
-        while not _new_areas(parent, before):
-            assert time.monotonic() < deadline, "the grade never made its working copies"
-            time.sleep(0.05)
-        tree = [judge] + limits.children(judge)  # the judge and its zygote
-        end(cli.pid, judge)
-        output, _ = cli.communicate(timeout=90)
-    finally:
-        if cli.poll() is None:
-            cli.kill()
-            cli.wait()
-    return cli.returncode, output.decode("utf-8", "replace"), outliving(tree, 20), working_copies() - before
+    the judge and its zygote if still running, working copies left). The command's
+    run folder goes in a parent of this test's own: other grades on the machine
+    (another test run) cannot be taken for what it left."""
+    with private_grading_parent() as parent:
+        before = working_copies(parent)
+        folder = make_submission(tmp_path / "sub", {"amp_update": "while True:\n    pass\n"})
+        cli = subprocess.Popen([sys.executable, "-m", "autograder", *command, "--submission", str(folder),
+                                "--results", str(tmp_path / "results.json"), "--quiet", "--lang", "en"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               env=dict(os.environ, **{grading_area.RUN_FOLDER_ENV: str(parent)}))
+        try:
+            judge = _judge_of(cli.pid)
+            deadline = time.monotonic() + 60
+            while not _new_areas(parent, before):
+                assert time.monotonic() < deadline, "the grade never made its working copies"
+                time.sleep(0.05)
+            tree = [judge] + limits.children(judge)  # the judge and its zygote
+            end(cli.pid, judge)
+            output, _ = cli.communicate(timeout=90)
+        finally:
+            if cli.poll() is None:
+                cli.kill()
+                cli.wait()
+        left = outliving(tree, 20)
+        return cli.returncode, output.decode("utf-8", "replace"), left, working_copies(parent) - before
 
 
 @pytest.mark.slow
