@@ -144,7 +144,7 @@ except OSError:
 
     make_submission(tmp_path / "exercises",
                     {"amp_training_step": REPORTING_STEP.format(probe=probe, use=ORACLE_USE)})
-    env = dict(os.environ, AUTOGRADER_TEST_CANARY=canary, GITHUB_OUTPUT=str(tmp_path / canary),
+    env = dict(os.environ, CALLER_SECRET_CANARY=canary, GITHUB_OUTPUT=str(tmp_path / canary),
                AUTOGRADER_CALL_TIMEOUT="5", PYTHONPATH=str(ROOT))
     done = autograder_command("grade", "--submission", tmp_path / "exercises", "--results", tmp_path / "results.json",
                               "--seed", "1234567891", "--quiet", env=env)
@@ -188,7 +188,7 @@ for folder in {[str(ROOT), str(ROOT / "autograder"), "/"]!r}:
 @pytest.mark.slow
 def test_judge_environment_is_out_of_reach(grade_dir, monkeypatch):
     canary = f"canary-{secrets.token_hex(8)}"
-    monkeypatch.setenv("AUTOGRADER_TEST_CANARY", canary)
+    monkeypatch.setenv("CALLER_SECRET_CANARY", canary)
     monkeypatch.setenv("GITHUB_OUTPUT", f"/tmp/{canary}-output")
     probe = f'''
 if {canary!r} in repr(dict(os.environ)):
