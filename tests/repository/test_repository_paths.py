@@ -106,6 +106,9 @@ def test_the_readme_commands_are_pasted_as_they_are_and_ci_runs_the_test_one():
     assert len(windows) == 1 and cpu in windows[0] and windows[0].strip().endswith("python -m autograder grade")
     assert readme.index(found["grade"]) < readme.index(windows[0]) < readme.index(found["test"])
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert 'readme_test="$(python3 tools/readme_command.py test)"' in ci and 'eval "$readme_test"' in ci
-    assert ci.index("export AUTOGRADER_REQUIRE_CONFINEMENT=1") < ci.index('eval "$readme_test"')
+    assert 'readme_test="$(python3 tools/readme_command.py test)"' in ci
+    assert f"ci_test='{found['test']}'" in ci  # compared with the README's when CI runs
+    run_line = ci.index("\n" + found["test"] + "\n")  # and run as it is written
+    assert ci.index("export AUTOGRADER_REQUIRE_CONFINEMENT=1") < run_line
+    assert ci.index('if [ "$readme_test" != "$ci_test" ]') < run_line
     assert readme_command.main(["no-such-command"]) == 2
