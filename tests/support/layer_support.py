@@ -2,8 +2,11 @@
 configuration of files under the test's folder, a box with earlier layers'
 results fed in, and a fork to apply a layer in (its mechanism changes the
 process for good: mounts, uid, limits, Landlock, the filter)."""
+import functools
+import json
 import os
 import pickle
+import subprocess
 import sys
 
 import pytest
@@ -12,7 +15,8 @@ from autograder.sandbox.client import Limits
 from autograder.sandbox.confine.box_config import for_module
 from autograder.sandbox.confine import namespaces
 from autograder.sandbox.confine.confinement import Box
-from autograder.sandbox.confine.layers import result as results
+from autograder.sandbox.confine.layers import readable, result as results
+from autograder.sandbox.boxes import PACKAGE_ROOT
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the box's layers are Linux's")
 root_only = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
@@ -35,9 +39,26 @@ def config(tmp_path, **changes):
     return dataclasses.replace(made, **changes)
 
 
+@functools.lru_cache(maxsize=1)
+def _fresh_sys_path():
+    """sys.path as a box's interpreter has it: a fresh ``python -I`` with the
+    package root in front (as the zygote boots). The test process's own sys.path
+    is not it: earlier tests in this process may have added their own folders."""
+    found = subprocess.run([sys.executable, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"],
+                           capture_output=True, text=True, check=True, timeout=60)
+    return [PACKAGE_ROOT] + json.loads(found.stdout)
+
+
 def box(config_, *earlier, keep_fds=()):
-    """A :class:`Box` as the loop has it once ``earlier`` (results) were reported."""
-    return Box(config_, earlier, keep_fds)
+    """A :class:`Box` as the loop has it once ``earlier`` (results) were reported,
+    reading the interpreter's folders a box's fresh interpreter has."""
+    saved = sys.path[:]
+    sys.path[:] = _fresh_sys_path()
+    try:
+        interpreter = readable.interpreter_paths(config_.forbidden)
+    finally:
+        sys.path[:] = saved
+    return Box(config_, earlier, keep_fds, interpreter=interpreter)
 
 
 def namespaces_held(flags):
