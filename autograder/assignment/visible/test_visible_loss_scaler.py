@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from autograder.assignment.checks import references
-from autograder.assignment.checks.loss_scaler_checks import (call_text, compare_runs, expect_pair,
+from autograder.assignment.checks.loss_scaler_checks import (call_text, expect_pair, run_side_by_side,
                                                              gradscaler_rule, shown, stop_mistake, update)
 from autograder.assignment.checks.loss_scaler_calls import check_misuse_raises, check_step_arguments, check_unscale
 from autograder.authoring import _, describe_raised, equals, expect, value_of
@@ -53,8 +53,7 @@ def test_skip_on_inf_matches_gradscaler(student):
     spec = {"seed": 5, "iterations": 3, "inject": {"1": "inf"},
             "scaler": {"init_scale": 128.0, "growth_interval": 1}}
     # iteration by iteration, the first difference names the method at fault (loss_scaler_checks)
-    compare_runs(student, value_of(student.scenario("scaler_training", spec), FILE),
-                 references.with_gradscaler("scaler_training", spec), spec)
+    run_side_by_side(student, spec)
 
 
 # -- the public tests' other checks (exercises/tests/test_loss_scaler.py), graded here too -----------
@@ -112,8 +111,7 @@ def test_one_unscale_per_iteration(student):
     for explicit in (True, False):
         spec = {"seed": 21, "iterations": 2, "explicit_unscale": explicit,
                 "scaler": {"init_scale": 8.0, "growth_interval": 1000}}
-        compare_runs(student, value_of(student.scenario("scaler_training", spec), FILE),
-                     references.with_gradscaler("scaler_training", spec), spec)
+        run_side_by_side(student, spec)
 
 
 @pytest.mark.points(1)
@@ -215,8 +213,7 @@ def test_unscale_after_the_scale_changed(student):
     """unscale_ divides by the current scale after update() grew it (64, then 128, then 256)"""
     spec = {"seed": 63, "iterations": 3, "explicit_unscale": True,
             "scaler": {"init_scale": 64.0, "growth_interval": 1}}
-    compare_runs(student, value_of(student.scenario("scaler_training", spec), FILE),
-                 references.with_gradscaler("scaler_training", spec), spec)
+    run_side_by_side(student, spec)
 
 
 @pytest.mark.points(1)
@@ -227,8 +224,7 @@ def test_step_after_explicit_unscale_uses_its_found_inf(student):
     """unscale_() then step(), with an inf in the second of three iterations: step() skips there, like GradScaler"""
     spec = {"seed": 64, "iterations": 3, "explicit_unscale": True, "inject": {"1": "inf"},
             "scaler": {"init_scale": 128.0, "growth_interval": 1}}
-    compare_runs(student, value_of(student.scenario("scaler_training", spec), FILE),
-                 references.with_gradscaler("scaler_training", spec), spec)
+    run_side_by_side(student, spec)
 
 
 @pytest.mark.points(1)
@@ -263,5 +259,4 @@ def test_update_keeps_the_tracker_and_starts_a_new_iteration(student):
     """update() grows after two clean iterations, backs off after an unscale_() alone, and starts a new iteration"""
     spec = {"seed": 65, "iterations": 5, "no_step": [3], "inject": {"3": "inf"},
             "scaler": {"init_scale": 256.0, "growth_interval": 2, "growth_factor": 3.0, "backoff_factor": 0.25}}
-    compare_runs(student, value_of(student.scenario("scaler_training", spec), FILE),
-                 references.with_gradscaler("scaler_training", spec), spec)
+    run_side_by_side(student, spec)
