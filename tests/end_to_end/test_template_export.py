@@ -530,7 +530,9 @@ def readme_runs(export, tmp_path_factory):
     export with the stubs: {command: (process, results.json or None)}, the folder under None.
     Both halves of the README list the same commands (test_readme_is_bilingual_with_the_same_commands):
     each distinct line runs once. The grades (each writes results.json) run one after another in
-    the README's order, beside the other commands in theirs (one process each: two cores)."""
+    the README's order, beside the other commands in theirs (one process each: two cores). The
+    grader's files are compiled first, as the first command a student runs compiles them: a grade
+    flags a grader file (a new cache among them) that appears while it runs."""
     from concurrent.futures import ThreadPoolExecutor
 
     template = pathlib.Path(shutil.copytree(export[0], tmp_path_factory.mktemp("readme") / "fresh"))
@@ -538,6 +540,9 @@ def readme_runs(export, tmp_path_factory):
     runnable = list(dict.fromkeys(c for c in commands if not c.startswith(SETUP_PREFIXES) and "real_gpu" not in c))
     runs = {None: template}
     env = clean_env()
+    compiled = subprocess.run([sys.executable, "-m", "compileall", "-q", "autograder", "gpu_lab"], cwd=template,
+                              capture_output=True, text=True, env=env)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
 
     def lane(lines):
         for command in lines:
