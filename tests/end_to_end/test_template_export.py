@@ -414,21 +414,15 @@ def test_template_and_bundle_set_chinese_feedback(export):
 
 
 @pytest.fixture(scope="module")
-def language_runs(readme_runs, export, tmp_path_factory):
-    """The stubs of a fresh export graded three ways: {name: (stdout, results)}. The README's
-    own `grade` and `grade --lang en` are two of them (run once, by readme_runs)."""
+def language_runs(readme_runs):
+    """The stubs of a fresh export graded three ways: {name: (stdout, results)}: the README's own
+    `grade` and `grade --lang en`, and `grade` with AUTOGRADER_LANG=en (all run by readme_runs)."""
     runs = {}
-    for name, command in [("default", "python -m autograder grade"), ("--lang en", "python -m autograder grade --lang en")]:
+    for name, command in [("default", "python -m autograder grade"), ("--lang en", "python -m autograder grade --lang en"),
+                          ("AUTOGRADER_LANG=en", ENGLISH_BY_ENVIRONMENT)]:
         proc, results = readme_runs[command]
         assert proc.returncode == 0, f"{name}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
         runs[name] = (proc.stdout, results)
-    base = tmp_path_factory.mktemp("language")
-    template = pathlib.Path(shutil.copytree(export[0], base / "fresh"))
-    results = base / "results.json"
-    proc = run(["-m", "autograder", "grade", "--seed", "7", "--results", str(results)],
-               cwd=template, env=clean_env(**{i18n.ENV_VAR: "en"}))
-    assert proc.returncode == 0, f"AUTOGRADER_LANG=en\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    runs["AUTOGRADER_LANG=en"] = (proc.stdout, json.loads(results.read_text(encoding="utf-8")))
     return runs
 
 
@@ -524,6 +518,10 @@ def test_readme_setup_installs_the_cpu_build_of_torch(export):
     assert installs.index("pip install -r requirements.txt") > 0  # torch first
 
 
+ENGLISH_BY_ENVIRONMENT = "AUTOGRADER_LANG=en python -m autograder grade --seed 7"
+SOLVED = "solved"
+
+
 @pytest.fixture(scope="module")
 def readme_runs(export, tmp_path_factory):
     """Every command line of the README (setup and GPU-only ones aside) run verbatim in a fresh
@@ -532,10 +530,14 @@ def readme_runs(export, tmp_path_factory):
     each distinct line runs once. The grades (each writes results.json) run one after another in
     the README's order, beside the other commands in theirs (one process each: two cores). The
     grader's files are compiled first, as the first command a student runs compiles them: a grade
-    flags a grader file (a new cache among them) that appears while it runs."""
+    flags a grader file (a new cache among them) that appears while it runs.
+    Beside them, each in a fresh export of its own: a grade with AUTOGRADER_LANG=en
+    (ENGLISH_BY_ENVIRONMENT), and under SOLVED the public tests and the grade of the reference
+    solutions: (pytest's process, grade's process, results)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    template = pathlib.Path(shutil.copytree(export[0], tmp_path_factory.mktemp("readme") / "fresh"))
+    base = tmp_path_factory.mktemp("readme")
+    template = pathlib.Path(shutil.copytree(export[0], base / "fresh"))
     commands = readme_commands((template / "README.md").read_text(encoding="utf-8"))
     runnable = list(dict.fromkeys(c for c in commands if not c.startswith(SETUP_PREFIXES) and "real_gpu" not in c))
     runs = {None: template}
@@ -554,20 +556,39 @@ def readme_runs(export, tmp_path_factory):
             runs[command] = (proc, json.loads(results.read_text(encoding="utf-8")) if grades and results.is_file()
                              else None)
 
+    def english_by_environment():
+        folder = pathlib.Path(shutil.copytree(export[0], base / "english"))
+        proc = subprocess.run(argv("python -m autograder grade --seed 7"), cwd=folder, capture_output=True, text=True,
+                              timeout=600, env=clean_env(**{i18n.ENV_VAR: "en"}))
+        results = folder / "results.json"
+        runs[ENGLISH_BY_ENVIRONMENT] = (proc, json.loads(results.read_text(encoding="utf-8"))
+                                        if results.is_file() else None)
+
+    def solved():
+        folder = pathlib.Path(shutil.copytree(export[0], base / "solved"))
+        for module in MODULES:
+            shutil.copyfile(ROOT / "solutions" / f"{module}.py", folder / "exercises" / f"{module}.py")
+        public = subprocess.run(argv("pytest"), cwd=folder, capture_output=True, text=True, timeout=600, env=env)
+        proc = subprocess.run(argv("python -m autograder grade"), cwd=folder, capture_output=True, text=True,
+                              timeout=600, env=env)
+        results = folder / "results.json"
+        runs[SOLVED] = (public, proc, json.loads(results.read_text(encoding="utf-8")) if results.is_file() else None)
+
     grades = [c for c in runnable if c.startswith("python -m autograder grade")]
-    with ThreadPoolExecutor(2) as pool:
-        for done in [pool.submit(lane, grades), pool.submit(lane, [c for c in runnable if c not in grades])]:
+    others = [c for c in runnable if c not in grades]
+    with ThreadPoolExecutor(2) as pool:  # the longest first; the solved export takes the first free lane
+        for done in [pool.submit(lane, grades), pool.submit(lambda: (lane(others), english_by_environment())),
+                     pool.submit(solved)]:
             done.result()
-    return {None: template, **{command: runs[command] for command in runnable}}
+    return {None: template, **{command: runs[command] for command in runnable},
+            ENGLISH_BY_ENVIRONMENT: runs[ENGLISH_BY_ENVIRONMENT], SOLVED: runs[SOLVED]}
 
 
 @pytest.mark.slow
 def test_readme_commands_succeed_in_a_fresh_export(readme_runs):
-    template = readme_runs[None]
-    commands = [command for command in readme_runs if command is not None]
+    commands = [command for command in readme_runs if command not in (None, ENGLISH_BY_ENVIRONMENT, SOLVED)]
     assert any(c.startswith("pytest") for c in commands)
     assert "python -m autograder grade" in commands
-    env = clean_env()
     for command in commands:
         proc, data = readme_runs[command]
         assert proc.returncode in expected_status(command, solved=False), \
@@ -581,15 +602,10 @@ def test_readme_commands_succeed_in_a_fresh_export(readme_runs):
             verdict = i18n.text("valid record, no GPU credit: {summary}", "zh", summary="")
             assert verdict in proc.stdout
 
-    # The same template with the reference solutions: public tests and grade all green.
-    for module in MODULES:
-        shutil.copyfile(ROOT / "solutions" / f"{module}.py", template / "exercises" / f"{module}.py")
-    proc = subprocess.run(argv("pytest"), cwd=template, capture_output=True, text=True, timeout=600, env=env)
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    proc = subprocess.run(argv("python -m autograder grade"), cwd=template, capture_output=True, text=True,
-                          timeout=600, env=env)
+    # A fresh template with the reference solutions: public tests and grade all green.
+    public, proc, data = readme_runs[SOLVED]
+    assert public.returncode == 0, public.stdout[-3000:]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data = json.loads((template / "results.json").read_text(encoding="utf-8"))
     graded = [t for t in data["tests"] if t["tags"][0] in MODULES]
     assert graded and all(t["status"] == "passed" for t in graded)
     assert data["extra_data"]["flags"] == []
