@@ -239,26 +239,34 @@ def test_manifest_covers_the_protected_files_and_matches_them(export):
     assert integrity.tamper_flags(template) == []
 
 
-def test_manifest_only_writes_the_templates_manifest(export, tmp_path):
+def export_in_process(monkeypatch, *args):
+    """``export-template ARGS`` by the command line's ``main`` in this process (as from the
+    repository root, in clean_env's environment): its exit code. The export fixture and the
+    --git test run the real command line."""
+    from support.cli import main_in_process
+
+    monkeypatch.chdir(ROOT)
+    for name in os.environ.keys() - clean_env().keys():
+        monkeypatch.delenv(name)
+    return main_in_process("export-template", *args)
+
+
+def test_manifest_only_writes_the_templates_manifest(export, tmp_path, monkeypatch):
     target = tmp_path / "manifest.json"
-    proc = run(["-m", "autograder", "export-template", "--manifest-only", str(target)], cwd=ROOT,
-               env=clean_env())
-    assert proc.returncode == 0, proc.stderr
+    assert export_in_process(monkeypatch, "--manifest-only", target) == 0
     shipped = json.loads((export[0] / ".github/classroom-manifest.json").read_text(encoding="utf-8"))
     assert json.loads(target.read_text(encoding="utf-8"))["files"] == shipped["files"]
 
 
-def test_export_refuses_to_overwrite_anything_but_an_earlier_export(export, tmp_path):
+def test_export_refuses_to_overwrite_anything_but_an_earlier_export(export, tmp_path, monkeypatch):
     occupied = tmp_path / "occupied"
     occupied.mkdir()
     (occupied / "notes.txt").write_text("mine", encoding="utf-8")
     for extra in ([], ["--force"]):
-        proc = run(["-m", "autograder", "export-template", str(occupied), *extra], cwd=ROOT, env=clean_env())
-        assert proc.returncode == 2 and (occupied / "notes.txt").exists()
+        assert export_in_process(monkeypatch, occupied, *extra) == 2 and (occupied / "notes.txt").exists()
     again = shutil.copytree(export[0], tmp_path / "again")
-    assert run(["-m", "autograder", "export-template", str(again)], cwd=ROOT, env=clean_env()).returncode == 2
-    proc = run(["-m", "autograder", "export-template", str(again), "--force"], cwd=ROOT, env=clean_env())
-    assert proc.returncode == 0, proc.stderr
+    assert export_in_process(monkeypatch, again) == 2
+    assert export_in_process(monkeypatch, again, "--force") == 0
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -406,18 +414,15 @@ def test_template_and_bundle_set_chinese_feedback(export):
 
 
 @pytest.fixture(scope="module")
-def language_runs(export, tmp_path_factory):
-    """The stubs of a fresh export graded three ways: {name: (stdout, results)}."""
-    base = tmp_path_factory.mktemp("language")
-    template = pathlib.Path(shutil.copytree(export[0], base / "fresh"))
+def language_runs(readme_runs):
+    """The stubs of a fresh export graded three ways: {name: (stdout, results)}: the README's own
+    `grade` and `grade --lang en`, and `grade` with AUTOGRADER_LANG=en (all run by readme_runs)."""
     runs = {}
-    for name, options, environment in [("default", [], {}), ("--lang en", ["--lang", "en"], {}),
-                                       ("AUTOGRADER_LANG=en", [], {i18n.ENV_VAR: "en"})]:
-        results = base / f"results-{len(runs)}.json"
-        proc = run(["-m", "autograder", "grade", "--seed", "7", "--results", str(results), *options],
-                   cwd=template, env=clean_env(**environment))
+    for name, command in [("default", "python -m autograder grade"), ("--lang en", "python -m autograder grade --lang en"),
+                          ("AUTOGRADER_LANG=en", ENGLISH_BY_ENVIRONMENT)]:
+        proc, results = readme_runs[command]
         assert proc.returncode == 0, f"{name}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-        runs[name] = (proc.stdout, json.loads(results.read_text(encoding="utf-8")))
+        runs[name] = (proc.stdout, results)
     return runs
 
 
@@ -513,21 +518,82 @@ def test_readme_setup_installs_the_cpu_build_of_torch(export):
     assert installs.index("pip install -r requirements.txt") > 0  # torch first
 
 
-@pytest.mark.slow
-def test_readme_commands_succeed_in_a_fresh_export(export, tmp_path):
-    template = pathlib.Path(shutil.copytree(export[0], tmp_path / "fresh"))
+ENGLISH_BY_ENVIRONMENT = "AUTOGRADER_LANG=en python -m autograder grade --seed 7"
+SOLVED = "solved"
+
+
+@pytest.fixture(scope="module")
+def readme_runs(export, tmp_path_factory):
+    """Every command line of the README (setup and GPU-only ones aside) run verbatim in a fresh
+    export with the stubs: {command: (process, results.json or None)}, the folder under None.
+    Both halves of the README list the same commands (test_readme_is_bilingual_with_the_same_commands):
+    each distinct line runs once. The grades (each writes results.json) run one after another in
+    the README's order, beside the other commands in theirs (one process each: two cores). The
+    grader's files are compiled first, as the first command a student runs compiles them: a grade
+    flags a grader file (a new cache among them) that appears while it runs.
+    Beside them, each in a fresh export of its own: a grade with AUTOGRADER_LANG=en
+    (ENGLISH_BY_ENVIRONMENT), and under SOLVED the public tests and the grade of the reference
+    solutions: (pytest's process, grade's process, results)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = tmp_path_factory.mktemp("readme")
+    template = pathlib.Path(shutil.copytree(export[0], base / "fresh"))
     commands = readme_commands((template / "README.md").read_text(encoding="utf-8"))
-    runnable = [c for c in commands if not c.startswith(SETUP_PREFIXES) and "real_gpu" not in c]
-    assert any(c.startswith("pytest") for c in runnable)
-    assert "python -m autograder grade" in runnable
+    runnable = list(dict.fromkeys(c for c in commands if not c.startswith(SETUP_PREFIXES) and "real_gpu" not in c))
+    runs = {None: template}
     env = clean_env()
-    for command in runnable:
-        proc = subprocess.run(argv(command), cwd=template, capture_output=True, text=True,
+    compiled = subprocess.run([sys.executable, "-m", "compileall", "-q", "autograder", "gpu_lab"], cwd=template,
+                              capture_output=True, text=True, env=env)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+
+    def lane(lines):
+        for command in lines:
+            grades = command.startswith("python -m autograder grade")
+            if grades:
+                (template / "results.json").unlink(missing_ok=True)
+            proc = subprocess.run(argv(command), cwd=template, capture_output=True, text=True, timeout=600, env=env)
+            results = template / "results.json"
+            runs[command] = (proc, json.loads(results.read_text(encoding="utf-8")) if grades and results.is_file()
+                             else None)
+
+    def english_by_environment():
+        folder = pathlib.Path(shutil.copytree(export[0], base / "english"))
+        proc = subprocess.run(argv("python -m autograder grade --seed 7"), cwd=folder, capture_output=True, text=True,
+                              timeout=600, env=clean_env(**{i18n.ENV_VAR: "en"}))
+        results = folder / "results.json"
+        runs[ENGLISH_BY_ENVIRONMENT] = (proc, json.loads(results.read_text(encoding="utf-8"))
+                                        if results.is_file() else None)
+
+    def solved():
+        folder = pathlib.Path(shutil.copytree(export[0], base / "solved"))
+        for module in MODULES:
+            shutil.copyfile(ROOT / "solutions" / f"{module}.py", folder / "exercises" / f"{module}.py")
+        public = subprocess.run(argv("pytest"), cwd=folder, capture_output=True, text=True, timeout=600, env=env)
+        proc = subprocess.run(argv("python -m autograder grade"), cwd=folder, capture_output=True, text=True,
                               timeout=600, env=env)
+        results = folder / "results.json"
+        runs[SOLVED] = (public, proc, json.loads(results.read_text(encoding="utf-8")) if results.is_file() else None)
+
+    grades = [c for c in runnable if c.startswith("python -m autograder grade")]
+    others = [c for c in runnable if c not in grades]
+    with ThreadPoolExecutor(2) as pool:  # the longest first; the solved export takes the first free lane
+        for done in [pool.submit(lane, grades), pool.submit(lambda: (lane(others), english_by_environment())),
+                     pool.submit(solved)]:
+            done.result()
+    return {None: template, **{command: runs[command] for command in runnable},
+            ENGLISH_BY_ENVIRONMENT: runs[ENGLISH_BY_ENVIRONMENT], SOLVED: runs[SOLVED]}
+
+
+@pytest.mark.slow
+def test_readme_commands_succeed_in_a_fresh_export(readme_runs):
+    commands = [command for command in readme_runs if command not in (None, ENGLISH_BY_ENVIRONMENT, SOLVED)]
+    assert any(c.startswith("pytest") for c in commands)
+    assert "python -m autograder grade" in commands
+    for command in commands:
+        proc, data = readme_runs[command]
         assert proc.returncode in expected_status(command, solved=False), \
             f"{command}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
         if command == "python -m autograder grade":
-            data = json.loads((template / "results.json").read_text(encoding="utf-8"))
             assert data["score"] == 0 and data["max_score"] > 0 and data["extra_data"]["flags"] == []
             note = i18n.text(HIDDEN_NOTE, data["extra_data"]["lang"])  # the template grades in Chinese
             assert note in data["extra_data"]["notes"]
@@ -536,15 +602,10 @@ def test_readme_commands_succeed_in_a_fresh_export(export, tmp_path):
             verdict = i18n.text("valid record, no GPU credit: {summary}", "zh", summary="")
             assert verdict in proc.stdout
 
-    # The same template with the reference solutions: public tests and grade all green.
-    for module in MODULES:
-        shutil.copyfile(ROOT / "solutions" / f"{module}.py", template / "exercises" / f"{module}.py")
-    proc = subprocess.run(argv("pytest"), cwd=template, capture_output=True, text=True, timeout=600, env=env)
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    proc = subprocess.run(argv("python -m autograder grade"), cwd=template, capture_output=True, text=True,
-                          timeout=600, env=env)
+    # A fresh template with the reference solutions: public tests and grade all green.
+    public, proc, data = readme_runs[SOLVED]
+    assert public.returncode == 0, public.stdout[-3000:]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    data = json.loads((template / "results.json").read_text(encoding="utf-8"))
     graded = [t for t in data["tests"] if t["tags"][0] in MODULES]
     assert graded and all(t["status"] == "passed" for t in graded)
     assert data["extra_data"]["flags"] == []

@@ -17,7 +17,7 @@ import shutil
 import pytest
 
 from support import classroom_reporter as reporter  # noqa: E402
-from support.cli import autograder_command  # noqa: E402
+from support.cli import autograder_command, autograder_commands  # noqa: E402
 from support.helpers import ROOT  # noqa: E402
 
 TOY = ROOT / "tests" / "toy_assignment"
@@ -62,8 +62,15 @@ def students(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def single(students, tmp_path_factory):
+    """Each student's `grade` (two at a time)."""
     out = tmp_path_factory.mktemp("toy-single")
-    return {name: grade(folder, out / f"{name}.json") for name, folder in students.items()}
+    done = autograder_commands(*[("grade", "--submission", folder, "--results", out / f"{name}.json", "--seed", 3)
+                                 for name, folder in students.items()], env=toy_env())
+    graded = {}
+    for name, proc in zip(students, done):
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        graded[name] = (json.loads((out / f"{name}.json").read_text(encoding="utf-8")), proc.stdout)
+    return graded
 
 
 @pytest.mark.slow

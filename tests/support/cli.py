@@ -25,3 +25,13 @@ def main_in_process(*args):
         return main([str(a) for a in args])
     finally:
         grade_many.JUDGE_PROCESS = saved
+
+
+def autograder_commands(*runs, jobs=2, **common):
+    """Several ``python -m autograder`` command lines (argument tuples) at once, ``jobs`` at a
+    time (each is one process on one core of two): their completed processes, in order.
+    ``common`` goes to each :func:`autograder_command`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(lambda args: autograder_command(*args, **common), runs))

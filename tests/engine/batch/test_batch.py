@@ -15,7 +15,6 @@ import os
 import pathlib
 import re
 import shutil
-import subprocess
 import sys
 import time
 
@@ -31,7 +30,7 @@ if str(ROOT) not in sys.path:
 from autograder.batch import grade_class as batch, jobs as batch_jobs  # noqa: E402
 from autograder.class_reports import class_report  # noqa: E402
 from autograder.class_reports import write as class_write  # noqa: E402
-from support.cli import main_in_process, autograder_command  # noqa: E402
+from support.cli import main_in_process, autograder_command, autograder_commands  # noqa: E402
 from support.helpers import working_copies  # noqa: E402
 
 SEED = 424242
@@ -100,23 +99,12 @@ def single_grades(graded_class, tmp_path_factory):
     root, scratch = graded_class["root"], tmp_path_factory.mktemp("single")
     chosen = {"amp-alice": root / "amp-alice" / "exercises", "carol": root / "carol",
               "amp-dave": root / "amp-dave" / "exercises", "amp-frank": root / "amp-frank" / "exercises"}
-    procs = {}
+    done = autograder_commands(*[("grade", "--submission", submission, "--results", scratch / f"{student}.json",
+                                  "--seed", SEED, "--quiet") for student, submission in chosen.items()], env=ENV)
     results = {}
-    pending = list(chosen.items())
-    while pending or procs:
-        while pending and len(procs) < 2:
-            student, submission = pending.pop(0)
-            path = scratch / f"{student}.json"
-            procs[student] = (subprocess.Popen(
-                [sys.executable, "-m", "autograder", "grade", "--submission", str(submission), "--results",
-                 str(path), "--seed", str(SEED), "--quiet"], cwd=ROOT, env=ENV,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE), path)
-        for student, (proc, path) in list(procs.items()):
-            if proc.poll() is not None:
-                assert proc.returncode == 0, proc.stderr.read()
-                results[student] = json.loads(path.read_text(encoding="utf-8"))
-                del procs[student]
-        time.sleep(0.05)
+    for student, proc in zip(chosen, done):
+        assert proc.returncode == 0, proc.stderr
+        results[student] = json.loads((scratch / f"{student}.json").read_text(encoding="utf-8"))
     return results
 
 

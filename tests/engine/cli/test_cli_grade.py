@@ -62,22 +62,21 @@ def test_classroom_output_matches_results(solutions_run):
 
 
 @pytest.mark.slow
-def test_stubs_score_zero_with_todo_feedback(tmp_path):
-    done = grade("--submission", "exercises", "--results", str(tmp_path / "r.json"), "--seed", "5")
-    results = json.loads((tmp_path / "r.json").read_text())
-    assert done.returncode == 0
+def test_stubs_score_zero_with_todo_feedback(grade_dir):
+    """Graded in this process (the command line's results are solutions_run's)."""
+    stubs = {module: (ROOT / "exercises" / f"{module}.py").read_text(encoding="utf-8") for module in MODULE_TAGS}
+    results = grade_dir(stubs, seed=5).to_gradescope()
     assert results["score"] == 0 and results["max_score"] == 100
     assert all("TODO" in t["output"] for t in results["tests"])
 
 
 @pytest.mark.slow
-def test_same_seed_same_results(tmp_path):
-    first = grade("--submission", "solutions", "--results", str(tmp_path / "a.json"), "--seed", "31", "--quiet")
-    second = grade("--submission", "solutions", "--results", str(tmp_path / "b.json"), "--seed", "31", "--quiet")
-    assert first.returncode == second.returncode == 0
+def test_same_seed_same_results(solutions_run, tmp_path):
+    """A second grade at solutions_run's seed, in a process of its own: the same tests, scores and words."""
+    second = grade("--submission", "solutions", "--results", str(tmp_path / "b.json"), "--seed", "77", "--quiet")
+    assert solutions_run[0].returncode == second.returncode == 0
     strip = lambda r: [(t["name"], t["score"], t["output"]) for t in r["tests"]]  # noqa: E731
-    a, b = (json.loads((tmp_path / name).read_text()) for name in ("a.json", "b.json"))
-    assert strip(a) == strip(b)
+    assert strip(solutions_run[1]) == strip(json.loads((tmp_path / "b.json").read_text()))
 
 
 def test_missing_folder_is_bad_usage_but_writes_results(tmp_path):
@@ -89,11 +88,8 @@ def test_missing_folder_is_bad_usage_but_writes_results(tmp_path):
 
 
 @pytest.mark.slow
-def test_partial_submission_costs_only_missing_modules(tmp_path):
-    make_submission(tmp_path / "sub", omit=("loss_scaler",))
-    done = grade("--submission", str(tmp_path / "sub"), "--results", str(tmp_path / "r.json"), "--seed", "3")
-    results = json.loads((tmp_path / "r.json").read_text())
-    assert done.returncode == 0
+def test_partial_submission_costs_only_missing_modules(grade_dir):
+    results = grade_dir(omit=("loss_scaler",), seed=3).to_gradescope()
     modules = results["extra_data"]["modules"]
     assert modules["loss_scaler"]["score"] == 0 and modules["amp_update"]["score"] == modules["amp_update"]["max_score"]
     outputs = [t["output"] for t in results["tests"] if "loss_scaler" in t["tags"]]

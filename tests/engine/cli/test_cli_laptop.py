@@ -143,17 +143,22 @@ sys.meta_path.insert(0, _NoNumpy())
 @pytest.mark.slow
 def test_no_numpy_warning_where_numpy_is_not_installed(tmp_path):
     """torch warns on import without numpy; neither the public tests nor conformance show it."""
+    from concurrent.futures import ThreadPoolExecutor
+
     (tmp_path / "sitecustomize.py").write_text(WITHOUT_NUMPY)
     env = dict(os.environ, PYTHONPATH=str(tmp_path), AMP_EXERCISES_DIR=str(ROOT / "solutions"))
-    torch_alone = subprocess.run([sys.executable, "-c", "import torch"], env=env, capture_output=True, text=True)
+    with ThreadPoolExecutor(2) as pool:  # three fresh interpreters, two at a time
+        torch_alone = pool.submit(subprocess.run, [sys.executable, "-c", "import torch"], env=env,
+                                  capture_output=True, text=True)
+        public = pool.submit(subprocess.run, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                              str(ROOT / "exercises" / "tests" / "test_amp_update.py")],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        conformance = pool.submit(autograder_command, "conformance", "--submission", ROOT / "solutions", "--lang",
+                                  "en", env=env, timeout=300)
+    torch_alone, public, conformance = torch_alone.result(), public.result(), conformance.result()
     assert "Failed to initialize NumPy" in torch_alone.stderr  # the simulation holds
-    public = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             str(ROOT / "exercises" / "tests" / "test_amp_update.py")], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)
     assert public.returncode == 0, public.stdout[-2000:]
     assert "NumPy" not in public.stdout + public.stderr
-    conformance = autograder_command("conformance", "--submission", ROOT / "solutions", "--lang", "en", env=env,
-                                     timeout=300)
     assert conformance.returncode == 0, conformance.stdout + conformance.stderr
     assert "NumPy" not in conformance.stdout + conformance.stderr
 

@@ -100,12 +100,9 @@ def run_autograder(tree):
     return json.loads((tree / "results" / "results.json").read_text(encoding="utf-8")), proc.stdout
 
 
-def single_grade(submission, tmp_path):
-    results = tmp_path / "reference.json"
-    proc = autograder_command("grade", "--submission", submission, "--results", results, "--seed", SEED, "--quiet",
-                              "--lang", "en", env=ENV)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(results.read_text(encoding="utf-8"))
+def single_grade(grade_dir):
+    """The solutions graded in this process (the engine `grade` runs), in English: the results' dict."""
+    return grade_dir(seed=SEED, lang="en").to_gradescope()
 
 
 def test_zip_contents(exported):
@@ -251,7 +248,7 @@ def test_setup_builds_the_environment_from_the_zip_alone(environment):
 
 
 @pytest.mark.slow
-def test_run_autograder_flat_upload_full_marks_in_chinese(exported, environment, tmp_path):
+def test_run_autograder_flat_upload_full_marks_in_chinese(exported, environment, tmp_path, grade_dir):
     """The three solution files uploaded as they are: full marks, the same tests and
     statuses as `grade`, feedback in the course's language, confined with every layer."""
     tree = gradescope_tree(tmp_path / "gs", exported["default"], environment)
@@ -260,7 +257,7 @@ def test_run_autograder_flat_upload_full_marks_in_chinese(exported, environment,
     results, stdout = run_autograder(tree)
     assert results["max_score"] > 0 and results["score"] == results["max_score"], \
         [(t["name"], t.get("output", "")[:400]) for t in results["tests"] if t["status"] != "passed"]
-    reference = single_grade(ROOT / "solutions", tmp_path)
+    reference = single_grade(grade_dir)
     assert results["max_score"] == reference["max_score"]
     assert [(t["test_id"], t["status"]) for t in results["tests"]] == \
         [(t["test_id"], t["status"]) for t in reference["tests"]]

@@ -186,29 +186,32 @@ def test_a_pair_page_numbers_and_links_its_regions_and_never_marks_given_code(pa
     assert "<details>" in page   # the file as handed in, comments included
 
 
-def _panes(chromium, path, width):
-    from support.browser import MEASURE, on_phone
+def _panes(browser, path, width):
+    from support.browser import MEASURE
 
     script = MEASURE.replace("views: views,", "views: views, panes: Array.prototype.map.call("
                              "document.querySelectorAll('.pair > div'), function (pane) {"
                              "var box = pane.getBoundingClientRect(); return [Math.round(box.left), "
                              "Math.round(box.top), Math.round(box.width)]; }),")
-    return on_phone(chromium, str(path), width=width, height=900 if width > 500 else 844, script=script,
-                    mobile=width < 500)
+    return browser.load(str(path), width=width, height=900 if width > 500 else 844, script=script,
+                        mobile=width < 500)
 
 
 @pytest.mark.slow
 def test_pages_fit_a_phone_and_a_laptop_in_chromium(pages):
-    from support.browser import find_chromium
+    from support.browser import Browser, find_chromium
 
     chromium = find_chromium()
     if chromium is None:
         pytest.skip("chromium is not installed (apt-get install chromium fonts-noto-cjk)")
     names = ["index.html", "loss_scaler-1.html", "amp_update-1.html", "loss_scaler-torch-1.html"]
     names += [row["page"] for row in pages["result"]["solution_reference"]["loss_scaler"]["matches"][:1]]
+    with Browser(chromium) as browser:  # one Chromium loads every page at both widths
+        found_all = {(name, width): _panes(browser, pages["folder"] / name, width)
+                     for name in names for width in (390, 1280)}
     for name in names:
         for width in (390, 1280):
-            found = _panes(chromium, pages["folder"] / name, width)
+            found = found_all[name, width]
             assert found["window"] == width, found
             assert found["wide"] == [] and found["scroll_width"] <= width, (name, width, found)
             assert found["cramped"] == [], (name, width, found["cramped"])   # readable columns
