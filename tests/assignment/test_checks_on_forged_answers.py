@@ -22,6 +22,7 @@ from support import mutants_loss_scaler
 from autograder.judging.judge import Mistake, StudentCodeFailed
 from support.forged_answers import ForgingStudent, solution
 from support.helpers import MODULES, mutate
+from support.torch_threads import one_torch_thread  # noqa: F401 - the fuzz's thousands of small steps
 
 # the suites are imported here, outside the grader's plugin that declares their marks
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
@@ -35,19 +36,6 @@ SUITES = {
 MUTANTS = {"amp_update": mutants_amp_update.CASES, "loss_scaler": mutants_loss_scaler.CASES,
            "amp_training_step": mutants_amp_training_step.CASES}
 ROUNDS = 6
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """The fuzz runs thousands of tiny torch steps in this process: on one thread they take about
-    a third of the time they take on two (the pool's hand-offs cost more than such work). The
-    answers judged are the same; the count is put back for the tests after these."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def suite_tests(module):
