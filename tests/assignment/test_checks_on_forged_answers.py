@@ -22,6 +22,7 @@ from support import mutants_loss_scaler
 from autograder.judging.judge import Mistake, StudentCodeFailed
 from support.forged_answers import ForgingStudent, solution
 from support.helpers import MODULES, mutate
+from support.torch_threads import one_torch_thread  # noqa: F401 - the fuzz's thousands of small steps
 
 # the suites are imported here, outside the grader's plugin that declares their marks
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from support.helpers import ROOT
+from support.torch_threads import one_torch_thread  # noqa: F401 - the lab's small steps, run here
 
 LAB_SCRIPT = ROOT / "gpu_lab" / "amp_backward_lab.py"
 if str(ROOT) not in sys.path:

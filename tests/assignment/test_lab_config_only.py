@@ -7,12 +7,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
 from autograder.assignment.lab import check as lab_check, gpu_specs as lab_gpu_specs
+from support.torch_threads import one_torch_thread  # noqa: F401 - the lab's small steps, run here
 from test_gpu_lab import LAB_SCRIPT, FakeCuda, lab, lab_common, lab_flops, lab_models, read_strict
 
 TINY_CONFIG = {"model_type": "qwen2", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 128,
@@ -34,13 +33,16 @@ def tiny_config(tmp_path):
 
 
 @pytest.mark.slow
-def test_cpu_smoke_config_only_builds_the_architecture_with_seeded_tokens(tiny_config, tmp_path):
+def test_cpu_smoke_config_only_builds_the_architecture_with_seeded_tokens(tiny_config, tmp_path, monkeypatch,
+                                                                         capsys):
+    """In this process (test_gpu_lab.py runs cpu_smoke as a command): the lab's main from the run's folder."""
     out = tmp_path / "out"
-    result = subprocess.run([sys.executable, str(LAB_SCRIPT), "--run-mode", "cpu_smoke", "--config-only",
-                             str(tiny_config), "--output-dir", str(out), "--seq-len", "16", "--repeats", "2"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=180)
-    assert result.returncode == 0, result.stderr
-    assert "random weights" in result.stdout and "earns no credit" in result.stdout
+    monkeypatch.chdir(tmp_path)
+    code = lab.main(["--run-mode", "cpu_smoke", "--config-only", str(tiny_config), "--output-dir", str(out),
+                     "--seq-len", "16", "--repeats", "2"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "random weights" in printed.out and "earns no credit" in printed.out
     record = read_strict(out / "train-amp-backward_cpu_smoke.json")
     model = record["model"]
     assert model["resolution_source"] == "config_only" and model["resolved_commit"] is None
@@ -112,14 +114,25 @@ def test_dry_run_with_config_only_says_random_weights_and_no_credit(tmp_path, ca
 
 # --------------------------------------------------------------------------- real_gpu, CUDA faked
 
-@pytest.fixture
-def gpu_record(monkeypatch, tiny_config, tmp_path):
-    torch = lab_common.require_torch()
-    FakeCuda().install(monkeypatch, torch)
-    args = ["--run-mode", "real_gpu", "--config-only", str(tiny_config), "--run-label", "arch",
-            "--output-dir", str(tmp_path / "out"), "--seq-len", "16", "--repeats", "3"]
-    assert lab.main(args) == 0
+@pytest.fixture(scope="module")
+def gpu_record_once(tmp_path_factory):
+    """One faked real_gpu run for the module's tests: each reads its own copy (gpu_record)."""
+    tmp_path = tmp_path_factory.mktemp("gpu_record")
+    tiny_config = tmp_path / "tiny.json"
+    tiny_config.write_text(json.dumps(TINY_CONFIG), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("AUTOGRADER_LANG", "en")
+        torch = lab_common.require_torch()
+        FakeCuda().install(monkeypatch, torch)
+        args = ["--run-mode", "real_gpu", "--config-only", str(tiny_config), "--run-label", "arch",
+                "--output-dir", str(tmp_path / "out"), "--seq-len", "16", "--repeats", "3"]
+        assert lab.main(args) == 0
     return read_strict(tmp_path / "out" / "train-amp-backward_arch.json")
+
+
+@pytest.fixture
+def gpu_record(gpu_record_once):
+    return copy.deepcopy(gpu_record_once)
 
 
 @pytest.mark.slow

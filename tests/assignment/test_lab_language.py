@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from support.language_check import english_runs
+from support.torch_threads import one_torch_thread  # noqa: F401 - the lab's small steps, run here
 from test_gpu_lab import LAB_SCRIPT, lab
 
 CJK = "\u4e00"
@@ -29,12 +30,16 @@ def run_lab(*args, cwd, env_lang=None, timeout=180):
 
 
 @pytest.mark.slow
-def test_cpu_smoke_prints_chinese_with_lang_zh(tmp_path):
-    result = run_lab("--run-mode", "cpu_smoke", "--output-dir", "out", "--lang", "zh",
-                     "--seq-len", "16", "--repeats", "2", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert has_chinese(result.stdout) and "记录已写入" in result.stdout
-    assert english_runs(result.stdout) == [], result.stdout
+def test_cpu_smoke_prints_chinese_with_lang_zh(tmp_path, monkeypatch, capsys):
+    """In this process (test_gpu_lab.py runs cpu_smoke as a command): the lab's main from the run's folder."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AUTOGRADER_LANG", raising=False)
+    code = lab.main(["--run-mode", "cpu_smoke", "--output-dir", "out", "--lang", "zh", "--seq-len", "16",
+                     "--repeats", "2"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert has_chinese(printed.out) and "记录已写入" in printed.out
+    assert english_runs(printed.out) == [], printed.out
     # The record is data for staff and the checker: English keys and values whatever the language.
     assert not has_chinese((tmp_path / "out" / "train-amp-backward_cpu_smoke.json").read_text(encoding="utf-8"))
 

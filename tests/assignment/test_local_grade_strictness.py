@@ -2,36 +2,46 @@
 `pytest exercises/tests` catches also costs points in a grade without hidden tests (what a
 student's exported template runs), so the local grade never says "full marks" where the
 public tests fail."""
-import os
-import subprocess
-import sys
-
 from support import mutants_amp_training_step
 from support import mutants_amp_update
 from support import mutants_loss_scaler
 import pytest
 from support.helpers import ROOT, make_submission
+from support.pytest_batch import exit_codes
 
 CASES = ([("amp_update", case) for case in mutants_amp_update.CASES]
          + [("loss_scaler", case) for case in mutants_loss_scaler.CASES]
          + [("amp_training_step", case) for case in mutants_amp_training_step.CASES])
 
 
-def public_tests_fail(folder, module):
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                           str(ROOT / "exercises" / "tests" / f"test_{module}.py")],
-                          cwd=ROOT, env=dict(os.environ, AMP_EXERCISES_DIR=str(folder)), capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode in (0, 1), done.stdout + done.stderr
-    return done.returncode == 1
+def public_test_run(folder, module):
+    """`python -m pytest -q -x exercises/tests/test_<module>.py` on the submission in ``folder``."""
+    return (["-q", "-x", "-p", "no:cacheprovider", str(ROOT / "exercises" / "tests" / f"test_{module}.py")],
+            {"AMP_EXERCISES_DIR": str(folder)})
+
+
+@pytest.fixture(scope="module")
+def public_verdicts(request, tmp_path_factory):
+    """case name -> (exit code, output, seconds) of the public tests on that mutant, for the cases this
+    session runs: each run as a fresh `python -m pytest` would make it, all in one interpreter
+    start (tests/support/pytest_batch.py)."""
+    wanted = {item.callspec.params["case"].name for item in request.session.items
+              if getattr(item, "module", None) is request.module and hasattr(item, "callspec")}
+    base = tmp_path_factory.mktemp("public")
+    chosen = [(module, case) for module, case in CASES if case.name in wanted]
+    runs = [public_test_run(make_submission(base / case.name / "exercises", {module: case.source(module)}), module)
+            for module, case in chosen]
+    return {case.name: result for (_module, case), result in zip(chosen, exit_codes(runs))}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("module, case", CASES, ids=[case.name for _module, case in CASES])
-def test_what_the_public_tests_catch_the_local_grade_catches(grade_dir, tmp_path, module, case):
-    source = case.source(module)
-    if not public_tests_fail(make_submission(tmp_path / "exercises", {module: source}), module):
+def test_what_the_public_tests_catch_the_local_grade_catches(grade_dir, public_verdicts, module, case):
+    code, output, _seconds = public_verdicts[case.name]
+    assert code in (0, 1), output
+    if code == 0:
         return  # nothing to match: the public tests are the smaller set
+    source = case.source(module)
     report = grade_dir({module: source}, seed=5, include_hidden=False, modules=[module])
     score, total = report.by_module()[module]
     assert score < total, f"{case.name}: the public tests fail, yet the local grade gives {score}/{total}"
