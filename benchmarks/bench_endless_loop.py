@@ -1,6 +1,6 @@
 """What an endless loop costs a full grade, with and without the short limit after a timeout.
 
-    python benchmarks/bench_endless_loop.py [--runs 1] [--cases loop_todo1,loop_every,storm]
+    python benchmarks/bench_endless_loop.py [--runs 1] [--cases loop_todo1,loop_every,storm] [--only-module]
 
 Each case is the active assignment's reference solution with one mistake in its first
 module: an endless loop in its first TODO, one in every TODO, or a print inside an
@@ -9,6 +9,8 @@ tests included where installed) twice, interleaved so that both see the same mac
 as it is, and with every call after a timeout given the full limit again
 (``AUTOGRADER_AFTER_TIMEOUT=20``, what a grade did before the short limit). The figure is
 the ratio of the two wall times measured in this run; the solution's own grade is the floor.
+``--only-module`` grades the module with the mistake alone (``grade --module``): the
+others are the solution's in every grade, so a rehearsal can leave them out.
 """
 import argparse
 import os
@@ -54,11 +56,11 @@ def submission(folder, case):
     return folder
 
 
-def graded(folder, scratch, env=None):
+def graded(folder, scratch, env=None, options=()):
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "autograder", "grade", "--submission", str(folder), "--quiet",
-                    "--seed", "5", "--results", str(pathlib.Path(scratch) / "results.json")], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, **(env or {})))
+                    "--seed", "5", "--results", str(pathlib.Path(scratch) / "results.json"), *options], cwd=ROOT,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, **(env or {})))
     return time.perf_counter() - started
 
 
@@ -66,16 +68,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--only-module", action="store_true", help=f"grade only {MODULE}, the one with the mistake")
     args = parser.parse_args(argv)
+    options = ("--module", MODULE) if args.only_module else ()
     with tempfile.TemporaryDirectory(prefix="bench-loop-") as scratch:
         floor = submission(pathlib.Path(scratch) / "solution", None)
         for case in args.cases.split(","):
             folder = submission(pathlib.Path(scratch) / case, case)
             now, before, solution = [], [], []
             for _ in range(args.runs):
-                solution.append(graded(floor, scratch))
-                before.append(graded(folder, scratch, {"AUTOGRADER_AFTER_TIMEOUT": "20"}))
-                now.append(graded(folder, scratch))
+                solution.append(graded(floor, scratch, options=options))
+                before.append(graded(folder, scratch, {"AUTOGRADER_AFTER_TIMEOUT": "20"}, options))
+                now.append(graded(folder, scratch, options=options))
             median = statistics.median
             print(f"{case}: {median(now):.1f} s with the short limit, {median(before):.1f} s with the full limit "
                   f"after a timeout (ratio {median(before) / median(now):.1f}x); the solution: "

@@ -15,7 +15,6 @@ import time
 import pytest
 
 from autograder.sandbox.client import Limits
-from support.cli import autograder_command
 from support.helpers import make_submission, mutate, said_once_per_module, solution_source
 
 pytestmark = pytest.mark.hostile
@@ -137,21 +136,17 @@ def _is_socket(fd):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox's descriptors")
-def test_raw_frames_on_the_workers_socket_fail_only_the_students_tests(tmp_path):
+def test_raw_frames_on_the_workers_socket_fail_only_the_students_tests(grade_dir):
     """A 5,000-digit number, nesting past the recursion limit, bytes that are not UTF-8,
     endless answers to no request: each call is the student's protocol error, charged to
-    it; the grade completes within its limits and results.json is written."""
-    import json
-
+    it; the grade completes within its limits with a complete report. (Graded in this
+    process: the command line's own run is test_judge_imports_nothing_after_student_code_ran's.)"""
     scaler = solution_source("loss_scaler") + WRONG_IDS
-    make_submission(tmp_path / "exercises", {"amp_update": RAW_WRITER, "loss_scaler": scaler})
     started = time.monotonic()
-    done = autograder_command("grade", "--submission", tmp_path / "exercises", "--results", tmp_path / "results.json",
-                              "--seed", "26", "--quiet",
-                              env=dict(os.environ, AUTOGRADER_CALL_TIMEOUT="4", AUTOGRADER_MODULE_BUDGET="30"))
+    report = grade_dir({"amp_update": RAW_WRITER, "loss_scaler": scaler}, seed=26,
+                       limits=Limits(call_timeout=4.0, module_budget=30.0))
     elapsed = time.monotonic() - started
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    results = report.to_gradescope()
     tests = {module: [t for t in results["tests"] if module in t["tags"]] for module in
              ("amp_update", "loss_scaler", "amp_training_step")}
     outputs = "\n".join(t["output"] for t in tests["amp_update"] + tests["loss_scaler"])

@@ -4,6 +4,13 @@ per-call limit short enough that a neighbour's load, charged in wall-clock time,
 would cost them points. Calls are charged in each box's own CPU time, and as
 root every box has an equal, capped CPU share (cgroup).
 
+The module budget is small: on a busy machine the hog's box gets little CPU, so
+its calls end at their wall-clock backstop (four times the limit, plus 5 s) and
+its module at the budget's (four times the budget, plus 5 s): a 40 s budget cost
+the hog ~165 s. At 4 s its first call still outlasts an honest grade on an idle
+machine (its box has a CPU of its own), and honest modules are charged a
+fraction of a second.
+
 Harmless: the hog's processes stop by themselves after 90 s at the latest and
 carry a marker the test sweeps for.
 """
@@ -45,11 +52,11 @@ def plan_mixed_precision_update(scaled_gradients, scale, max_norm, backoff_facto
 
 def test_a_cpu_hog_costs_its_neighbours_nothing(tmp_path):
     root, out, comm = tmp_path / "class", tmp_path / "out", MARK[:15]
-    students = ["a-honest", "b-hog", "c-honest", "d-honest"]
+    students = ["a-honest", "b-hog", "c-honest"]  # both neighbours are graded while the hog runs
     for name in students:
         make_submission(root / name / "exercises",
                         {"amp_update": HOG.format(comm=comm)} if name == "b-hog" else None)
-    env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="4", AUTOGRADER_MODULE_BUDGET="40",
+    env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="4", AUTOGRADER_MODULE_BUDGET="4",
                PYTHONPATH=str(ROOT))
     try:
         done = autograder_command("grade-many", root, "-o", out, "--jobs", "2", "--seed", "5", "--no-progress", env=env,
@@ -60,7 +67,7 @@ def test_a_cpu_hog_costs_its_neighbours_nothing(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert survivors == [], "the hog's processes outlived its box"
     results = {name: json.loads((out / name / "results.json").read_text()) for name in students}
-    for name in ("a-honest", "c-honest", "d-honest"):
+    for name in ("a-honest", "c-honest"):
         modules = results[name]["extra_data"]["modules"]
         assert all(entry["score"] == entry["max_score"] for entry in modules.values()), (name, modules)
     hog = results["b-hog"]["extra_data"]["modules"]

@@ -14,7 +14,10 @@ from support.helpers import said_once_per_module
 from autograder.sandbox.client import Limits
 
 pytestmark = [pytest.mark.hostile, pytest.mark.slow]  # each test grades hostile submissions
-TIGHT = Limits(call_timeout=2.0, import_timeout=4.0, module_budget=8.0, memory_bytes=1 * 2**30)
+# Short limits: a hostile call costs its limit, or on a busy machine (a box starved of CPU)
+# up to its wall-clock backstop, four times that plus 5 s; honest modules are charged ~0.2 s.
+# 512 MiB refuses exhaust_memory's first 1 GiB at once instead of letting it fill 1 GiB.
+TIGHT = Limits(call_timeout=1.0, import_timeout=2.0, module_budget=3.0, memory_bytes=512 * 2**20)
 
 # A wrong but importable amp_update, for hostile code that needs functions to exist.
 WRONG_FUNCTIONS = '''

@@ -388,17 +388,19 @@ def test_isolation_is_reported(grade_dir):
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                     reason="without root memory is bounded per process only (the isolation report says so)")
 def test_many_processes_share_one_memory_bound(grade_dir):
-    """Eight children each touching 1 GiB: under the box's cgroup at most one or two
-    can hold their memory at once; the others are killed, never the machine."""
+    """Four children each touching 320 MiB, each within its own address-space bound
+    (384 MiB): under the box's cgroup (384 + 512 MiB for the whole box) at most two can
+    hold their memory at once; the others are killed, never the machine. (Small blocks:
+    a box fills its cgroup at a few hundred MiB a second on a busy machine.)"""
     source = '''
 import os, time
 held = 0
 children = []
-for _ in range(8):
+for _ in range(4):
     pid = os.fork()
     if pid == 0:
         try:
-            block = bytearray(2**30)
+            block = bytearray(320 * 2**20)
             for index in range(0, len(block), 4096):
                 block[index] = 1
             time.sleep(2)
@@ -414,10 +416,10 @@ def unscale_gradients(scaled_gradients, scale):
 '''
     report = grade_dir({"amp_update": source}, seed=18,
                        limits=Limits(call_timeout=10.0, import_timeout=40.0, module_budget=60.0,
-                                     memory_bytes=1 * 2**30))
+                                     memory_bytes=384 * 2**20))
     assert report.by_module()["amp_update"][0] == 0
     assert _full_marks(report, "loss_scaler", "amp_training_step")
     texts = _report_texts(report, "amp_update")
     held = [int(part.split("=")[1].split()[0].strip("'\"")) for part in texts.split() if part.startswith("HELD=")]
-    assert all(count <= 2 for count in held), texts[:1500]
+    assert held and all(1 <= count <= 2 for count in held), texts[:1500]  # one fits its own bound
     assert "cgroup" in report.isolation["memory"]

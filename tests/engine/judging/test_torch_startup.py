@@ -1,7 +1,10 @@
 """The stand-in for ``torch._dynamo`` (autograder/torch_startup.py): optimizers and
 GradScaler run without the compiler's import, anything else gets the real package,
 and a whole grade keeps torch's compiler and sympy out of the judge. Each case runs
-in a fresh interpreter: the stand-in changes ``sys.modules`` for good."""
+in a fresh process: the stand-in changes ``sys.modules`` for good. One interpreter
+imports torch (what every case does first) and nothing else, then forks a child per
+case: each child starts from that state as a fresh interpreter would, for one import
+of torch instead of one per case."""
 import json
 import subprocess
 import sys
@@ -9,15 +12,44 @@ import sys
 import pytest
 from support.helpers import ROOT
 
-# The slow tier (docs/maintaining.md): each test starts an interpreter that imports torch.
+# The slow tier (docs/maintaining.md): the cases run in an interpreter that imports torch.
 pytestmark = pytest.mark.slow
 
+# Reads {name: code} on stdin; runs each code in a child forked from this state (torch
+# imported, nothing else) with its output in a file of its own; prints
+# {name: {"status": wait status, "out": what it printed}} as its last line.
+FORKING_RUNNER = r"""
+import json, os, sys, tempfile
+import torch
+cases, results = json.loads(sys.stdin.read()), {}
+for name, code in cases.items():
+    with tempfile.TemporaryFile("w+") as out:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(out.fileno(), 1)
+            os.dup2(out.fileno(), 2)
+            try:
+                exec(compile(code, name, "exec"), {"__name__": "__main__"})
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            raise SystemExit(0)
+        _, status = os.waitpid(pid, 0)
+        out.seek(0)
+        results[name] = {"status": status, "out": out.read()}
+print(json.dumps(results))
+"""
 
 
-def run(code):
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+def run_cases(cases):
+    """{name: code} -> {name: (wait status, output)}, each code run as described above."""
+    done = subprocess.run([sys.executable, "-c", FORKING_RUNNER], input=json.dumps(cases), cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return {name: (case["status"], case["out"]) for name, case in
+            json.loads(done.stdout.strip().splitlines()[-1]).items()}
 
 
 TRAIN = """
@@ -38,43 +70,79 @@ for name in ("SGD", "Adam", "AdamW"):
 """
 
 
-def test_optimizers_and_the_scaler_run_on_the_standin():
-    got = run(TRAIN + "print(json.dumps({'installed': installed, 'standin': torch_startup.installed(), "
-                      "'sympy': 'sympy' in sys.modules, 'weights': results}))")
+CASES = {
+    # the runner itself: a case's changes stay in its own process, a failing case says so
+    "runner_plants": "import sys\nsys.modules['planted'] = sys\nprint('{}')",
+    "runner_probe": "import json, sys\nprint(json.dumps({name: name in sys.modules for name in "
+                    "('planted', 'torch', 'torch._dynamo', 'sympy', 'autograder')}))",
+    "runner_fails": "raise ValueError('boom')",
+    "standin": TRAIN + "print(json.dumps({'installed': installed, 'standin': torch_startup.installed(), "
+                       "'sympy': 'sympy' in sys.modules, 'weights': results}))",
+    "plain": TRAIN.replace("installed = torch_startup.install()", "installed = False")
+             + "print(json.dumps({'weights': results}))",
+    "anything_else": "import json, torch\nfrom autograder import torch_startup\ntorch_startup.install()\n"
+                     "config = torch._dynamo.config\n"
+                     "print(json.dumps({'standin': torch_startup.installed(), "
+                     "'real': hasattr(torch._dynamo, 'optimize'), 'config': type(config).__name__}))",
+    "submodule": "import json, torch\nfrom autograder import torch_startup\ntorch_startup.install()\n"
+                 "import torch._dynamo.config as config\n"
+                 "print(json.dumps({'standin': torch_startup.installed(), "
+                 "'cache': hasattr(config, 'cache_size_limit')}))",
+    "real_first": "import json, torch, torch._dynamo\nfrom autograder import torch_startup\n"
+                  "print(json.dumps({'installed': torch_startup.install(), 'standin': torch_startup.installed()}))",
+    "grade": "import json, sys\nfrom autograder.judging.engine import grade_submission\n"
+             "report = grade_submission('solutions', seed=11)\n"
+             "print(json.dumps({'score': report.score, 'max': report.max_score,"
+             " 'sympy': 'sympy' in sys.modules, 'dynamo': type(sys.modules.get('torch._dynamo')).__name__,"
+             " 'staff': sorted(name for name in ('matplotlib', 'copydetect', 'transformers')"
+             " if name in sys.modules)}))",
+}
+
+
+@pytest.fixture(scope="module")
+def ran():
+    return run_cases(CASES)
+
+
+def result(ran, name):
+    """What case ``name`` printed last (JSON); the case must have exited cleanly."""
+    status, out = ran[name]
+    assert status == 0, out[-3000:]
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_the_runner_gives_each_case_a_process_of_its_own(ran):
+    """Each case starts from torch imported and nothing else, whatever the cases before it
+    did, and a failing case is reported as such."""
+    assert result(ran, "runner_plants") == {}
+    assert result(ran, "runner_probe") == {"planted": False, "torch": True, "torch._dynamo": False,
+                                           "sympy": False, "autograder": False}
+    status, out = ran["runner_fails"]
+    assert status != 0 and "ValueError: boom" in out
+
+
+def test_optimizers_and_the_scaler_run_on_the_standin(ran):
+    got = result(ran, "standin")
     assert got["installed"] and got["standin"] and not got["sympy"]
-    plain = run(TRAIN.replace("installed = torch_startup.install()", "installed = False")
-                + "print(json.dumps({'weights': results}))")
+    plain = result(ran, "plain")
     assert got["weights"] == plain["weights"]  # the same updates as with the real torch._dynamo
 
 
-def test_anything_else_gets_the_real_package():
-    got = run("import json, torch\nfrom autograder import torch_startup\ntorch_startup.install()\n"
-              "config = torch._dynamo.config\n"
-              "print(json.dumps({'standin': torch_startup.installed(), 'real': hasattr(torch._dynamo, 'optimize'),"
-              " 'config': type(config).__name__}))")
+def test_anything_else_gets_the_real_package(ran):
+    got = result(ran, "anything_else")
     assert got["standin"] is False and got["real"] is True
 
 
-def test_a_submodule_import_gets_the_real_package():
-    got = run("import json, torch\nfrom autograder import torch_startup\ntorch_startup.install()\n"
-              "import torch._dynamo.config as config\n"
-              "print(json.dumps({'standin': torch_startup.installed(), 'cache': hasattr(config, 'cache_size_limit')}))")
-    assert got == {"standin": False, "cache": True}
+def test_a_submodule_import_gets_the_real_package(ran):
+    assert result(ran, "submodule") == {"standin": False, "cache": True}
 
 
-def test_install_leaves_a_real_import_alone():
-    got = run("import json, torch, torch._dynamo\nfrom autograder import torch_startup\n"
-              "print(json.dumps({'installed': torch_startup.install(), 'standin': torch_startup.installed()}))")
-    assert got == {"installed": False, "standin": False}
+def test_install_leaves_a_real_import_alone(ran):
+    assert result(ran, "real_first") == {"installed": False, "standin": False}
 
 
-def test_a_grade_keeps_the_compiler_and_sympy_out_of_the_judge():
-    got = run("import json, sys\nfrom autograder.judging.engine import grade_submission\n"
-              "report = grade_submission('solutions', seed=11)\n"
-              "print(json.dumps({'score': report.score, 'max': report.max_score,"
-              " 'sympy': 'sympy' in sys.modules, 'dynamo': type(sys.modules.get('torch._dynamo')).__name__,"
-              " 'staff': sorted(name for name in ('matplotlib', 'copydetect', 'transformers')"
-              " if name in sys.modules)}))")
+def test_a_grade_keeps_the_compiler_and_sympy_out_of_the_judge(ran):
+    got = result(ran, "grade")
     assert got["score"] == got["max"] == 100
     assert got["sympy"] is False and got["dynamo"] == "_Standin"
     assert got["staff"] == []  # the class report's, the similarity check's and the lab's packages

@@ -11,7 +11,8 @@ import pytest
 from support.cli import autograder_command
 from support.helpers import ROOT, make_submission
 
-# Slow: each test grades with layers switched off, or runs grade-many.
+# Slow: each test grades with layers switched off, or runs grade-many. The command line's
+# own warnings are checked through it; the isolation report's words in this process.
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox")]
 
@@ -37,14 +38,17 @@ def test_unconfined_grade_warns_everywhere_and_stays_fair(tmp_path):
         assert "of its own" in isolation["uid"]
 
 
+def _isolation(grade_dir, monkeypatch, disabled, seed):
+    """The isolation report results.json would hold for a visible-only grade with the
+    ``disabled`` layers switched off (in this process: the judge reads the switch for
+    each box it asks the zygote for)."""
+    monkeypatch.setenv("AUTOGRADER_SANDBOX_DISABLE", disabled)
+    return grade_dir(seed=seed, include_hidden=False).to_gradescope()["extra_data"]["isolation"]
+
+
 @pytest.mark.parametrize("disabled, expect_fs", [("landlock", "read-only"), ("namespaces", "Landlock")])
-def test_one_missing_layer_is_named(tmp_path, disabled, expect_fs):
-    make_submission(tmp_path / "exercises")
-    results = tmp_path / "results.json"
-    done = _run(["grade", "--submission", tmp_path / "exercises", "--results", results, "--seed", 4,
-                 "--visible-only"], AUTOGRADER_SANDBOX_DISABLE=disabled)
-    assert done.returncode == 0, done.stderr[-2000:]
-    isolation = json.loads(results.read_text())["extra_data"]["isolation"]
+def test_one_missing_layer_is_named(grade_dir, monkeypatch, disabled, expect_fs):
+    isolation = _isolation(grade_dir, monkeypatch, disabled, seed=4)
     assert isolation["confined"] is False
     assert expect_fs in isolation["fs"]
     assert any(disabled.lower() in problem.lower() for problem in isolation["problems"])
@@ -69,15 +73,10 @@ def test_grade_many_refuses_to_run_unconfined_unless_allowed(tmp_path):
     assert "NOT CONFINED" in report
 
 
-def test_without_minimal_root_and_filter_pathname_sockets_are_open_and_said(tmp_path):
+def test_without_minimal_root_and_filter_pathname_sockets_are_open_and_said(grade_dir, monkeypatch):
     """Either layer alone closes the pathname-socket hole; without both the box is
     not confined, and the report names each missing one."""
-    make_submission(tmp_path / "exercises")
-    results = tmp_path / "results.json"
-    done = _run(["grade", "--submission", tmp_path / "exercises", "--results", results, "--seed", 6,
-                 "--visible-only"], AUTOGRADER_SANDBOX_DISABLE="minimal_root,seccomp")
-    assert done.returncode == 0, done.stderr[-2000:]
-    isolation = json.loads(results.read_text())["extra_data"]["isolation"]
+    isolation = _isolation(grade_dir, monkeypatch, "minimal_root,seccomp", seed=6)
     assert isolation["confined"] is False
     assert isolation["root"] == "the machine's, read-only" and isolation["syscalls"] == "not filtered"
     problems = " ".join(isolation["problems"])

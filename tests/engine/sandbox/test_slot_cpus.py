@@ -10,7 +10,6 @@ import types
 import pytest
 
 from autograder.batch import slots
-from autograder.sandbox.boxes import start_boxes
 from autograder.sandbox.client import Limits, Sandbox
 from support.helpers import box_specs
 
@@ -39,23 +38,23 @@ def test_slot_cpu_spreads_slots_over_the_cpus():
 
 
 @pytest.fixture
-def affinity_sandbox(tmp_path):
-    """``make(cpus)``: a Sandbox whose module answers with the CPUs its box may use."""
+def affinity_sandbox(tmp_path, shared_boxes):
+    """``make(cpus)``: a Sandbox whose module answers with the CPUs its box may use
+    (the session's zygote, asked for boxes on ``cpus``; as it was afterwards)."""
     specs = box_specs(tmp_path, {"amp_update": REPORTS_AFFINITY})
-    boxes = start_boxes()
-    made = []
+    made, before = [], shared_boxes.cpus
 
     def make(cpus):
-        boxes.cpus = cpus
-        made.append(Sandbox("amp_update", specs["amp_update"], boxes, Limits()))
+        shared_boxes.cpus = cpus
+        made.append(Sandbox("amp_update", specs["amp_update"], shared_boxes, Limits()))
         return made[-1]
 
     try:
         yield make
     finally:
+        shared_boxes.cpus = before
         for sandbox in made:
             sandbox.close()
-        boxes.close()
 
 
 @pytest.mark.slow
