@@ -9,8 +9,9 @@ pytestmark = pytest.mark.slow
 
 
 
-def _bench_grade_many():
-    spec = importlib.util.spec_from_file_location("bench_grade_many", ROOT / "benchmarks" / "bench_grade_many.py")
+def _bench(name):
+    """benchmarks/``name``.py loaded as a module, so that a test calls its main in this process."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -19,7 +20,7 @@ def _bench_grade_many():
 def test_batch_benchmark_gives_a_ratio_per_round_and_their_median(capsys):
     """Two rounds of a two-student class (the solution and the stubs): each round prints its
     own ratio, the median follows, and the totals graded both ways agree in every round."""
-    code = _bench_grade_many().main(["--students", "2", "--single", "1", "--warmup", "0", "--rounds", "2",
+    code = _bench("bench_grade_many").main(["--students", "2", "--single", "1", "--warmup", "0", "--rounds", "2",
                                      "--jobs", "1"])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -34,10 +35,7 @@ def test_lab_step_profile_rehearses_on_the_cpu(capsys):
     """The GPU-lab step profile (wall vs GPU-busy time per precision path) runs its CPU rehearsal
     end to end, at its smallest: one row per path, ratios to FP32, no figure asserted. (In this
     process, as the lab's own tests load its modules.)"""
-    spec = importlib.util.spec_from_file_location("bench_lab_step_profile",
-                                                  ROOT / "benchmarks" / "bench_lab_step_profile.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _bench("bench_lab_step_profile")
     assert module.main(["--rehearse", "--rounds", "1", "--profiled-steps", "1"]) == 0
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["fp32"], ["fp16"], ["bf16"])]
@@ -46,9 +44,7 @@ def test_lab_step_profile_rehearses_on_the_cpu(capsys):
 
 
 def test_wire_decode_benchmark_prints_a_ratio_per_answer(capsys):
-    spec = importlib.util.spec_from_file_location("bench_wire_decode", ROOT / "benchmarks" / "bench_wire_decode.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _bench("bench_wire_decode")
     assert module.main(["--rounds", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.endswith("x")]
     assert [row[:22].strip() for row in rows] == list(module.ELEMENTS)
@@ -57,9 +53,7 @@ def test_wire_decode_benchmark_prints_a_ratio_per_answer(capsys):
 def test_endless_loop_benchmark_compares_both_limits(capsys, monkeypatch):
     """One case, its module alone, with limits short enough for a test: both grades run and the
     ratio is printed."""
-    spec = importlib.util.spec_from_file_location("bench_endless_loop", ROOT / "benchmarks" / "bench_endless_loop.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _bench("bench_endless_loop")
     monkeypatch.setenv("AUTOGRADER_CALL_TIMEOUT", "1")
     monkeypatch.setenv("AUTOGRADER_MODULE_BUDGET", "2")
     assert module.main(["--cases", "loop_todo1", "--only-module"]) == 0
@@ -68,10 +62,7 @@ def test_endless_loop_benchmark_compares_both_limits(capsys, monkeypatch):
 
 
 def test_answer_shapes_benchmark_prints_a_ratio_per_answer(capsys):
-    spec = importlib.util.spec_from_file_location("bench_answer_shapes",
-                                                  ROOT / "benchmarks" / "bench_answer_shapes.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _bench("bench_answer_shapes")
     assert module.main(["--rounds", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.endswith("x")]
     assert [row[:22].strip() for row in rows] == list(module.ANSWERS)
