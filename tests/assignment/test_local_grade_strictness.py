@@ -6,18 +6,12 @@ from support import mutants_amp_training_step
 from support import mutants_amp_update
 from support import mutants_loss_scaler
 import pytest
-from support.helpers import ROOT, make_submission
+from support.helpers import ROOT, make_submission, public_tests_run
 from support.pytest_batch import exit_codes
 
 CASES = ([("amp_update", case) for case in mutants_amp_update.CASES]
          + [("loss_scaler", case) for case in mutants_loss_scaler.CASES]
          + [("amp_training_step", case) for case in mutants_amp_training_step.CASES])
-
-
-def public_test_run(folder, module):
-    """`python -m pytest -q -x exercises/tests/test_<module>.py` on the submission in ``folder``."""
-    return (["-q", "-x", "-p", "no:cacheprovider", str(ROOT / "exercises" / "tests" / f"test_{module}.py")],
-            {"AMP_EXERCISES_DIR": str(folder)})
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +23,8 @@ def public_verdicts(request, tmp_path_factory):
               if getattr(item, "module", None) is request.module and hasattr(item, "callspec")}
     base = tmp_path_factory.mktemp("public")
     chosen = [(module, case) for module, case in CASES if case.name in wanted]
-    runs = [public_test_run(make_submission(base / case.name / "exercises", {module: case.source(module)}), module)
+    runs = [public_tests_run(make_submission(base / case.name / "exercises", {module: case.source(module)}),
+                             "-x", ROOT / "exercises" / "tests" / f"test_{module}.py")
             for module, case in chosen]
     return {case.name: result for (_module, case), result in zip(chosen, exit_codes(runs))}
 

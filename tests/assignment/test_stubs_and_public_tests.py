@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from support.helpers import MODULES, ROOT
+from support.helpers import MODULES, ROOT, public_tests_run
 from support.pytest_batch import exit_codes
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -50,9 +50,8 @@ BACKSTOP_S = 30  # pytest-timeout's default there (this repository's is 300): a 
 
 
 def public_test_run(directory, tmp_path, name, *args):
-    """`python -m pytest exercises/tests ...` on the modules in ``directory``, its junit report in ``tmp_path``."""
-    return (["-q", "-p", "no:cacheprovider", *args, f"--junitxml={tmp_path / f'{name}.xml'}"],
-            {"AMP_EXERCISES_DIR": str(ROOT / directory)})
+    """The public tests on the modules in ``directory`` with ``args``, their junit report in ``tmp_path``."""
+    return public_tests_run(ROOT / directory, *args, f"--junitxml={tmp_path / f'{name}.xml'}")
 
 
 def looping_copy(tmp_path):

@@ -53,6 +53,13 @@ def make_submission(directory, overrides=None, omit=()):
     return directory
 
 
+def public_tests_run(folder, *args):
+    """The chapter's public tests (exercises/tests) on the modules in ``folder``, as
+    ``AMP_EXERCISES_DIR=folder python -m pytest -q -p no:cacheprovider ARGS`` runs them:
+    ``(pytest arguments, environment)``, a run for :func:`support.pytest_batch.exit_codes`."""
+    return ["-q", "-p", "no:cacheprovider", *map(str, args)], {"AMP_EXERCISES_DIR": str(folder)}
+
+
 def box_specs(tmp_path, overrides=None):
     """The boxes' specs of a submission (the solutions, ``overrides`` replacing modules)
     taken into a grading area under ``tmp_path``, with a uid of its own."""
