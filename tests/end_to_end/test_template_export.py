@@ -546,33 +546,31 @@ def readme_runs(export, tmp_path_factory):
                               capture_output=True, text=True, env=env)
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
 
+    def run_in(folder, command, environment):
+        """``command`` run in ``folder``: (its process, the results.json a grade wrote, or None).
+        Only a grade reads results.json: the other lane's grade may be writing it meanwhile."""
+        grades = command.startswith("python -m autograder grade")
+        results = folder / "results.json"
+        if grades:
+            results.unlink(missing_ok=True)  # never an earlier grade's
+        proc = subprocess.run(argv(command), cwd=folder, capture_output=True, text=True, timeout=600, env=environment)
+        return proc, json.loads(results.read_text(encoding="utf-8")) if grades and results.is_file() else None
+
     def lane(lines):
         for command in lines:
-            grades = command.startswith("python -m autograder grade")
-            if grades:
-                (template / "results.json").unlink(missing_ok=True)
-            proc = subprocess.run(argv(command), cwd=template, capture_output=True, text=True, timeout=600, env=env)
-            results = template / "results.json"
-            runs[command] = (proc, json.loads(results.read_text(encoding="utf-8")) if grades and results.is_file()
-                             else None)
+            runs[command] = run_in(template, command, env)
 
     def english_by_environment():
         folder = pathlib.Path(shutil.copytree(export[0], base / "english"))
-        proc = subprocess.run(argv("python -m autograder grade --seed 7"), cwd=folder, capture_output=True, text=True,
-                              timeout=600, env=clean_env(**{i18n.ENV_VAR: "en"}))
-        results = folder / "results.json"
-        runs[ENGLISH_BY_ENVIRONMENT] = (proc, json.loads(results.read_text(encoding="utf-8"))
-                                        if results.is_file() else None)
+        runs[ENGLISH_BY_ENVIRONMENT] = run_in(folder, "python -m autograder grade --seed 7",
+                                              clean_env(**{i18n.ENV_VAR: "en"}))
 
     def solved():
         folder = pathlib.Path(shutil.copytree(export[0], base / "solved"))
         for module in MODULES:
             shutil.copyfile(ROOT / "solutions" / f"{module}.py", folder / "exercises" / f"{module}.py")
-        public = subprocess.run(argv("pytest"), cwd=folder, capture_output=True, text=True, timeout=600, env=env)
-        proc = subprocess.run(argv("python -m autograder grade"), cwd=folder, capture_output=True, text=True,
-                              timeout=600, env=env)
-        results = folder / "results.json"
-        runs[SOLVED] = (public, proc, json.loads(results.read_text(encoding="utf-8")) if results.is_file() else None)
+        public, _none = run_in(folder, "pytest", env)
+        runs[SOLVED] = (public, *run_in(folder, "python -m autograder grade", env))
 
     grades = [c for c in runnable if c.startswith("python -m autograder grade")]
     others = [c for c in runnable if c not in grades]
