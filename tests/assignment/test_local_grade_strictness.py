@@ -7,7 +7,7 @@ from support import mutants_amp_update
 from support import mutants_loss_scaler
 import pytest
 from support.helpers import ROOT, make_submission, public_tests_run
-from support.pytest_batch import exit_codes
+from support.forked_runs import pytest_exit_codes
 
 CASES = ([("amp_update", case) for case in mutants_amp_update.CASES]
          + [("loss_scaler", case) for case in mutants_loss_scaler.CASES]
@@ -18,7 +18,7 @@ CASES = ([("amp_update", case) for case in mutants_amp_update.CASES]
 def public_verdicts(request, tmp_path_factory):
     """case name -> (exit code, output, seconds) of the public tests on that mutant, for the cases this
     session runs: each run as a fresh `python -m pytest` would make it, all in one interpreter
-    start (tests/support/pytest_batch.py)."""
+    start (tests/support/forked_runs.py)."""
     wanted = {item.callspec.params["case"].name for item in request.session.items
               if getattr(item, "module", None) is request.module and hasattr(item, "callspec")}
     base = tmp_path_factory.mktemp("public")
@@ -26,7 +26,7 @@ def public_verdicts(request, tmp_path_factory):
     runs = [public_tests_run(make_submission(base / case.name / "exercises", {module: case.source(module)}),
                              "-x", ROOT / "exercises" / "tests" / f"test_{module}.py")
             for module, case in chosen]
-    return {case.name: result for (_module, case), result in zip(chosen, exit_codes(runs))}
+    return {case.name: result for (_module, case), result in zip(chosen, pytest_exit_codes(runs))}
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from support.helpers import MODULES, ROOT, public_tests_run
-from support.pytest_batch import exit_codes
+from support.forked_runs import pytest_exit_codes
 
 sys.path.insert(0, str(ROOT / "tools"))
 import make_stubs  # noqa: E402
@@ -76,7 +76,7 @@ def looping_copy(tmp_path):
 def public_runs(tmp_path_factory):
     """name -> (exit code, output, seconds, junit cases) of the public tests on the solutions, on
     the stubs and (test_amp_update's loop test only) on a looping submission, each as a fresh
-    `python -m pytest` would run it, all three in one interpreter start (tests/support/pytest_batch.py)."""
+    `python -m pytest` would run it, all three in one interpreter start (tests/support/forked_runs.py)."""
     tmp_path = tmp_path_factory.mktemp("public")
     tests, looping = looping_copy(tmp_path)
     runs = {"solutions": public_test_run("solutions", tmp_path, "solutions", str(ROOT / "exercises" / "tests")),
@@ -85,7 +85,7 @@ def public_runs(tmp_path_factory):
                                        "-k", "test_unscale_without_mutation",
                                        str(tests / "test_amp_update.py"))}
     results = {}
-    for name, (code, output, seconds) in zip(runs, exit_codes(list(runs.values()))):
+    for name, (code, output, seconds) in zip(runs, pytest_exit_codes(list(runs.values()))):
         cases = ET.parse(tmp_path / f"{name}.xml").getroot().iter("testcase")
         results[name] = (code, output, seconds, {case.get("name"): case.find("failure") for case in cases})
     return results

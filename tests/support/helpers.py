@@ -56,7 +56,7 @@ def make_submission(directory, overrides=None, omit=()):
 def public_tests_run(folder, *args):
     """The chapter's public tests (exercises/tests) on the modules in ``folder``, as
     ``AMP_EXERCISES_DIR=folder python -m pytest -q -p no:cacheprovider ARGS`` runs them:
-    ``(pytest arguments, environment)``, a run for :func:`support.pytest_batch.exit_codes`."""
+    ``(pytest arguments, environment)``, a run for :func:`support.forked_runs.pytest_exit_codes`."""
     return ["-q", "-p", "no:cacheprovider", *map(str, args)], {"AMP_EXERCISES_DIR": str(folder)}
 
 

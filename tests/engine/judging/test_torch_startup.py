@@ -4,53 +4,14 @@ and a whole grade keeps torch's compiler and sympy out of the judge. Each case r
 in a fresh process: the stand-in changes ``sys.modules`` for good. One interpreter
 imports torch (what every case does first) and nothing else, then forks a child per
 case: each child starts from that state as a fresh interpreter would, for one import
-of torch instead of one per case."""
+of torch instead of one per case (support.forked_runs)."""
 import json
-import subprocess
-import sys
 
 import pytest
-from support.helpers import ROOT
+from support.forked_runs import code_runs
 
 # The slow tier (docs/maintaining.md): the cases run in an interpreter that imports torch.
 pytestmark = pytest.mark.slow
-
-# Reads {name: code} on stdin; runs each code in a child forked from this state (torch
-# imported, nothing else) with its output in a file of its own; prints
-# {name: {"status": wait status, "out": what it printed}} as its last line.
-FORKING_RUNNER = r"""
-import json, os, sys, tempfile
-import torch
-cases, results = json.loads(sys.stdin.read()), {}
-for name, code in cases.items():
-    with tempfile.TemporaryFile("w+") as out:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            os.dup2(out.fileno(), 1)
-            os.dup2(out.fileno(), 2)
-            try:
-                exec(compile(code, name, "exec"), {"__name__": "__main__"})
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            raise SystemExit(0)
-        _, status = os.waitpid(pid, 0)
-        out.seek(0)
-        results[name] = {"status": status, "out": out.read()}
-print(json.dumps(results))
-"""
-
-
-def run_cases(cases):
-    """{name: code} -> {name: (wait status, output)}, each code run as described above."""
-    done = subprocess.run([sys.executable, "-c", FORKING_RUNNER], input=json.dumps(cases), cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    return {name: (case["status"], case["out"]) for name, case in
-            json.loads(done.stdout.strip().splitlines()[-1]).items()}
-
 
 TRAIN = """
 import json, sys, torch
@@ -101,7 +62,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def ran():
-    return run_cases(CASES)
+    return code_runs(CASES)
 
 
 def result(ran, name):
