@@ -7,7 +7,6 @@ import json
 import os
 import pathlib
 import secrets
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +15,8 @@ import pytest
 
 from support.cli import autograder_command
 from support.helpers import ROOT, make_submission, said_once_per_module
+from support.hostile import sweep
+from support.hostile_submissions import FORGER, SUBCLASS_EVASION
 
 pytestmark = [pytest.mark.hostile, pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox")]
@@ -79,21 +80,7 @@ def unscale_gradients(scaled_gradients, scale):
 '''
 
 
-def _comm_survivors(comm):
-    found = []
-    for entry in pathlib.Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "comm").read_text().strip() == comm:
-                    found.append(int(entry.name))
-                    os.kill(int(entry.name), signal.SIGKILL)
-            except OSError:
-                pass
-    return found
-
-
 def test_hostile_class_is_contained(tmp_path):
-    from test_channels_hostile import FORGER, SUBCLASS_EVASION
 
     root = tmp_path / MARK
     out = tmp_path / "out"
@@ -114,7 +101,7 @@ def test_hostile_class_is_contained(tmp_path):
         done = autograder_command("grade-many", root, "-o", out, "--jobs", "2", "--seed", "3", "--no-progress", env=env,
                                   timeout=900)
         time.sleep(1.0)
-        survivors = _comm_survivors(comm)
+        survivors = sweep(comm)
     finally:
         for leftover in list(tmp_path.rglob(f"{MARK}-fill-*")) + list(pathlib.Path("/tmp").glob(f"{MARK}-fill-*")):
             leftover.unlink()

@@ -16,52 +16,10 @@ import pytest
 
 from autograder.sandbox.client import Limits
 from support.helpers import make_submission, mutate, said_once_per_module, solution_source
+from support.hostile import TIGHT, module_tests
+from support.hostile_submissions import FORGER, SUBCLASS_EVASION
 
 pytestmark = pytest.mark.hostile
-TIGHT = Limits(call_timeout=4.0, import_timeout=8.0, module_budget=30.0, memory_bytes=1 * 2**30)
-
-# Finds the judge's request and socket in its own frames, then answers itself.
-FORGER = '''
-import sys, json, struct, time, torch
-
-def _forge(payload_for):
-    frame = sys._getframe(1)
-    while frame is not None:
-        local = frame.f_locals
-        if "request" in local and "sock" in local:
-            request, sock = local["request"], local["sock"]
-            body = payload_for(request.get("id"))
-            sock.sendall(struct.pack(">I", len(body)) + body)
-            time.sleep(60)
-        frame = frame.f_back
-    return None
-
-def _deep(request_id):
-    value = "[" * 200000 + "]" * 200000
-    return ('{"id": "%s", "ok": true, "result": {"value": %s}}' % (request_id, value)).encode()
-
-def _wide(request_id):
-    value = "[" + ",".join(["[]"] * 1_000_000) + "]"
-    return ('{"id": "%s", "ok": true, "result": {"value": %s}}' % (request_id, value)).encode()
-
-def _huge_tensor(request_id):
-    node = {"$tensor": "float32", "shape": [2**30, 2**30], "data": ""}
-    return json.dumps({"id": request_id, "ok": True, "result": {"value": node}}).encode()
-
-def unscale_gradients(scaled_gradients, scale):
-    return _forge(_deep)
-
-def global_grad_norm(gradients):
-    return _forge(_wide)
-
-def plan_mixed_precision_update(scaled_gradients, scale, max_norm, backoff_factor=0.5):
-    return _forge(_huge_tensor)
-'''
-
-
-def _module_tests(report, module):
-    return [t for t in report.tests if t.module == module]
-
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="resource module (memory accounting)")
@@ -73,7 +31,7 @@ def test_forged_reply_frames_are_protocol_errors_charged_to_the_student(grade_di
     report = grade_dir({"amp_update": FORGER}, seed=21, limits=TIGHT)
     elapsed = time.monotonic() - started
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
-    amp = _module_tests(report, "amp_update")
+    amp = module_tests(report, "amp_update")
     assert sum(t.score for t in amp) == 0
     outputs = "\n".join(t.output for t in amp)
     assert "could not be read" in outputs, outputs[:1500]
@@ -162,30 +120,6 @@ def test_raw_frames_on_the_workers_socket_fail_only_the_students_tests(grade_dir
     assert elapsed < 150, f"the grade took {elapsed:.0f} s"
 
 
-SUBCLASS_EVASION = '''
-import torch, math, numbers, importlib
-
-_mod = importlib.import_module("torch." + "amp." + "grad_" + "scaler")
-_Base = getattr(_mod, "Grad" + "Scaler")
-for _name in dir(torch._C._VariableFunctions):  # put the private ops back where a check looks
-    if _name.startswith("_" + "amp_"):
-        setattr(torch, _name, getattr(torch._C._VariableFunctions, _name))
-
-def update_scale(scale, growth_tracker, found_inf, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000):
-    if found_inf:
-        return scale * backoff_factor, 0
-    growth_tracker += 1
-    if growth_tracker == growth_interval:
-        return scale * growth_factor, 0
-    return scale, growth_tracker
-
-class LossScaler(_Base):
-    def __init__(self, init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000):
-        super().__init__("cpu", init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval)
-'''
-
 OPERATOR_EVASION = mutate("loss_scaler", ("    def update(self):\n",
                                           "    def update(self):\n"
                                           "        _op = getattr(torch.ops.aten, '_amp_' + 'update_scale_')\n"
@@ -199,7 +133,7 @@ OPERATOR_EVASION = mutate("loss_scaler", ("    def update(self):\n",
                                           ("private_operator", OPERATOR_EVASION)])
 def test_built_by_hand_is_checked_by_behaviour(grade_dir, name, source):
     report = grade_dir({"loss_scaler": source}, seed=22, limits=TIGHT)
-    scaler = _module_tests(report, "loss_scaler")
+    scaler = module_tests(report, "loss_scaler")
     assert sum(t.score for t in scaler) == 0, [t.test_id for t in scaler if t.passed]
     assert any("built by hand" in t.output for t in scaler)
     table = report.by_module()
@@ -213,7 +147,7 @@ def test_helper_modules_are_not_part_of_a_submission(grade_dir):
     helper = solution_source("loss_scaler")
     source = "from scaler_helper import *  # noqa\n"
     report = grade_dir({"loss_scaler": source, "scaler_helper.py": helper}, seed=23, limits=TIGHT)
-    scaler = _module_tests(report, "loss_scaler")
+    scaler = module_tests(report, "loss_scaler")
     assert sum(t.score for t in scaler) == 0
     assert any("scaler_helper" in t.output for t in scaler)
     assert any("scaler_helper.py" in note for note in report.notes)
@@ -230,7 +164,7 @@ def test_symlinked_module_is_reported_as_a_link(shared_boxes, tmp_path_factory):
     outside.write_text(solution_source("amp_update"))
     os.symlink(outside, folder / "amp_update.py")
     report = grade_submission(folder, seed=24, limits=TIGHT, boxes=shared_boxes)
-    amp = _module_tests(report, "amp_update")
+    amp = module_tests(report, "amp_update")
     assert sum(t.score for t in amp) == 0
     assert said_once_per_module([t.output for t in amp], "symbolic link") and "missing" not in amp[0].output
 
@@ -246,7 +180,7 @@ def test_a_fifo_as_a_module_does_not_block(shared_boxes, tmp_path_factory):
     started = time.monotonic()
     report = grade_submission(folder, seed=25, limits=TIGHT, boxes=shared_boxes)
     assert time.monotonic() - started < 120
-    assert said_once_per_module([t.output for t in _module_tests(report, "amp_update")], "not a regular file")
+    assert said_once_per_module([t.output for t in module_tests(report, "amp_update")], "not a regular file")
 
 
 def test_planted_compiled_cache_is_found(tmp_path):

@@ -24,7 +24,7 @@ import pytest
 
 from support.cli import autograder_command
 from support.helpers import ROOT, make_submission
-from test_batch_hostile import _comm_survivors
+from support.hostile import sweep
 
 pytestmark = [pytest.mark.hostile, pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox")]
@@ -63,7 +63,7 @@ def test_a_cpu_hog_costs_its_neighbours_nothing(tmp_path):
                                   timeout=900)
     finally:
         time.sleep(0.5)
-        survivors = _comm_survivors(comm)
+        survivors = sweep(comm)
     assert done.returncode == 0, done.stderr[-3000:]
     assert survivors == [], "the hog's processes outlived its box"
     results = {name: json.loads((out / name / "results.json").read_text()) for name in students}

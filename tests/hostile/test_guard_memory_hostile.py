@@ -18,10 +18,9 @@ import dataclasses
 import pytest
 
 from support.helpers import solution_source
-from test_channels_hostile import TIGHT, _module_tests
-from test_sandbox_hostile import confinement_here  # noqa: F401
+from support.hostile import TIGHT, module_tests
 
-pytestmark = pytest.mark.hostile
+pytestmark = [pytest.mark.hostile, pytest.mark.usefixtures("confinement_here")]
 # Each call ends the box and each new box repeats the heap scan (~0.5 s charged): a small
 # budget stops the module after a few boxes instead of one per test (~20 s).
 FEW_BOXES = dataclasses.replace(TIGHT, module_budget=3.0)
@@ -96,7 +95,7 @@ def update_scale(scale, growth_tracker, found_inf, growth_factor=2.0, backoff_fa
 @pytest.mark.slow
 def test_a_guard_reset_through_raw_memory_meets_sealed_kernels(grade_dir):
     report = grade_dir({"loss_scaler": solution_source("loss_scaler") + UNDO}, seed=61, limits=FEW_BOXES)
-    scaler = _module_tests(report, "loss_scaler")
+    scaler = module_tests(report, "loss_scaler")
     assert scaler and sum(t.score for t in scaler) == 0, [t.test_id for t in scaler if t.passed]
     # the seal held, not only the static check: the box ended in sealed code and the judge said so
     assert any("reached through raw memory" in (t.output or "") for t in scaler), scaler[0].output[:1500]

@@ -12,10 +12,9 @@ and the original functions' code refuses.
 """
 import pytest
 
-from test_channels_hostile import TIGHT, _module_tests
-from test_sandbox_hostile import confinement_here  # noqa: F401
+from support.hostile import TIGHT, module_tests
 
-pytestmark = pytest.mark.hostile
+pytestmark = [pytest.mark.hostile, pytest.mark.usefixtures("confinement_here")]
 
 ROLLBACK = '''
 import gc, importlib, marshal, os, sys, types
@@ -81,7 +80,7 @@ class LossScaler(_Base):
 @pytest.mark.slow
 def test_a_guard_rollback_earns_no_module_2_points(grade_dir):
     report = grade_dir({"loss_scaler": ROLLBACK}, seed=51, limits=TIGHT)
-    scaler = _module_tests(report, "loss_scaler")
+    scaler = module_tests(report, "loss_scaler")
     assert scaler and sum(t.score for t in scaler) == 0, [t.test_id for t in scaler if t.passed]
     table = report.by_module()
     assert table["amp_update"][0] == table["amp_update"][1]
@@ -107,8 +106,8 @@ def train_step(*args, **kwargs):
     raise RuntimeError("SIZES=%r" % sorted(SIZES.items()))
 '''
     report = grade_dir({"loss_scaler": scaler, "amp_training_step": step}, seed=52, limits=TIGHT)
-    in_scaler = "\n".join(t.output for t in _module_tests(report, "loss_scaler"))
-    in_step = "\n".join(t.output for t in _module_tests(report, "amp_training_step"))
+    in_scaler = "\n".join(t.output for t in module_tests(report, "loss_scaler"))
+    in_step = "\n".join(t.output for t in module_tests(report, "amp_training_step"))
     assert "SIZES=[('amp', 0), ('cpu/amp', 0), ('cuda/amp', 0)]" in in_scaler, in_scaler[:1500]
     assert "SIZES=" in in_step and "('amp', 0)" not in in_step, in_step[:1500]
 

@@ -14,7 +14,6 @@ import os
 import pathlib
 import secrets
 import sys
-import signal
 import socket
 import threading
 import time
@@ -24,68 +23,12 @@ import pytest
 from autograder.sandbox.client import Limits
 from support.cli import autograder_command
 from support.helpers import ROOT
+from support.hostile import MARK, TIGHT, full_marks, report_texts, sweep
+from support.hostile_submissions import REPORTING_STEP
 
-pytestmark = [pytest.mark.hostile,
+pytestmark = [pytest.mark.hostile, pytest.mark.usefixtures("confinement_here"),
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox")]
-TIGHT = Limits(call_timeout=4.0, import_timeout=8.0, module_budget=20.0, memory_bytes=1 * 2**30)
-MARK = f"amphostile{secrets.token_hex(4)}"
 
-# amp_training_step with no implementation of its own: whatever it finds, it reports.
-REPORTING_STEP = '''
-import sys, os, gc
-FOUND = []
-{probe}
-def train_step(model, optimizer, microbatches, loss_fn, *, precision, scaler=None, max_norm=1.0,
-               weights=None):
-    {use}
-    raise RuntimeError("FOUND=" + repr(FOUND)[:1500])
-'''
-
-
-@pytest.fixture(scope="module", autouse=True)
-def confinement_here(shared_boxes):
-    """These tests demand full confinement. Where the machine cannot give it (no
-    Landlock, unprivileged user namespaces disabled) they skip, naming what is
-    missing -- unless AUTOGRADER_REQUIRE_CONFINEMENT=1 (set by .ci/run and CI), which
-    turns a missing layer into a failure."""
-    from autograder.sandbox import isolation
-    from autograder.sandbox.isolation import probe_isolation
-
-    report = probe_isolation(shared_boxes, Limits())
-    if not report.get("confined"):
-        message = isolation.summary(report) + "; " + "; ".join(report.get("problems") or [])
-        if os.environ.get("AUTOGRADER_REQUIRE_CONFINEMENT") == "1":
-            pytest.fail("this machine must confine student code: " + message)
-        pytest.skip("this machine cannot fully confine student code: " + message)
-    return report
-
-
-def _report_texts(report, module):
-    return "\n".join(t.output for t in report.tests if t.module == module)
-
-
-def _full_marks(report, *modules):
-    table = report.by_module()
-    return all(table[m][0] == table[m][1] > 0 for m in modules)
-
-
-def _sweep(marker):
-    """Pids whose command name or command line carries ``marker``; killed."""
-    found = []
-    for entry in pathlib.Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            text = (entry / "comm").read_bytes() + (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in text:
-            found.append(int(entry.name))
-            try:
-                os.kill(int(entry.name), signal.SIGKILL)
-            except OSError:
-                pass
-    return found
 
 
 MEMORY_PROBE = '''
@@ -116,10 +59,10 @@ ORACLE_USE = '''
 def test_judge_memory_holds_no_oracle_hidden_tests_or_seed(grade_dir):
     report = grade_dir({"amp_training_step": REPORTING_STEP.format(probe=MEMORY_PROBE, use=ORACLE_USE)},
                        seed=1234567891, limits=TIGHT)
-    texts = _report_texts(report, "amp_training_step")
+    texts = report_texts(report, "amp_training_step")
     assert "FOUND=[]" in texts, texts[:2000]
     assert report.by_module()["amp_training_step"][0] == 0
-    assert _full_marks(report, "amp_update", "loss_scaler")
+    assert full_marks(report, "amp_update", "loss_scaler")
 
 
 @pytest.mark.slow
@@ -179,10 +122,10 @@ for folder in {[str(ROOT), str(ROOT / "autograder"), "/"]!r}:
 '''
     report = grade_dir({"amp_training_step": REPORTING_STEP.format(probe=probe, use="pass")},
                        seed=11, limits=TIGHT)
-    texts = _report_texts(report, "amp_training_step")
+    texts = report_texts(report, "amp_training_step")
     assert "FOUND=[]" in texts, texts[:2000]
     assert "def test_" not in texts and "oracle" not in texts.lower().replace("found", "")
-    assert _full_marks(report, "amp_update", "loss_scaler")
+    assert full_marks(report, "amp_update", "loss_scaler")
 
 
 @pytest.mark.slow
@@ -213,7 +156,7 @@ except OSError:
     texts = "\n".join(t.output for t in report.tests)
     assert "FOUND=[]" in texts, texts[:2000]
     assert canary not in texts
-    assert _full_marks(report, "amp_update", "loss_scaler")
+    assert full_marks(report, "amp_update", "loss_scaler")
 
 
 def test_writes_outside_scratch_are_refused_and_the_scratch_is_bounded(grade_dir, tmp_path):
@@ -248,10 +191,10 @@ if written >= 96 * 2**20:
     try:
         report = grade_dir({"amp_training_step": REPORTING_STEP.format(probe=probe, use="pass")},
                            seed=13, limits=TIGHT)
-        texts = _report_texts(report, "amp_training_step")
+        texts = report_texts(report, "amp_training_step")
         assert "FOUND=[]" in texts, texts[:2000]
         assert not [str(n) for n in names if n.exists()]
-        assert _full_marks(report, "amp_update", "loss_scaler")
+        assert full_marks(report, "amp_update", "loss_scaler")
     finally:
         for name in names + list(pathlib.Path("/tmp").glob(f"{MARK}-fill-*")):
             try:  # never leave a planted file behind, even on failure
@@ -306,8 +249,8 @@ except OSError:
         thread.join(timeout=5)
         listener.close()
     assert accepted == []
-    assert "FOUND=[]" in _report_texts(report, "amp_training_step")
-    assert _full_marks(report, "amp_update", "loss_scaler")
+    assert "FOUND=[]" in report_texts(report, "amp_training_step")
+    assert full_marks(report, "amp_update", "loss_scaler")
 
 
 @pytest.mark.slow
@@ -330,10 +273,10 @@ def unscale_gradients(scaled_gradients, scale):
 '''
     report = grade_dir({"amp_update": source}, seed=15, limits=TIGHT)
     time.sleep(1.0)
-    survivors = _sweep(marker)
+    survivors = sweep(marker)
     assert survivors == [], "a re-forking process outlived its grade"
     assert report.by_module()["amp_update"][0] == 0
-    assert _full_marks(report, "loss_scaler", "amp_training_step")
+    assert full_marks(report, "loss_scaler", "amp_training_step")
 
 
 @pytest.mark.slow
@@ -362,8 +305,8 @@ def unscale_gradients(scaled_gradients, scale):
 '''
         report = grade_dir({"amp_update": source}, seed=16, limits=TIGHT)
         assert decoy.poll() is None, "the box killed a process outside it"
-        assert "FOUND=[]" in _report_texts(report, "amp_update")
-        assert _full_marks(report, "loss_scaler", "amp_training_step")
+        assert "FOUND=[]" in report_texts(report, "amp_update")
+        assert full_marks(report, "loss_scaler", "amp_training_step")
         assert report.by_module()["amp_update"][0] == 0
     finally:
         decoy.kill()
@@ -418,8 +361,8 @@ def unscale_gradients(scaled_gradients, scale):
                        limits=Limits(call_timeout=10.0, import_timeout=40.0, module_budget=60.0,
                                      memory_bytes=384 * 2**20))
     assert report.by_module()["amp_update"][0] == 0
-    assert _full_marks(report, "loss_scaler", "amp_training_step")
-    texts = _report_texts(report, "amp_update")
+    assert full_marks(report, "loss_scaler", "amp_training_step")
+    texts = report_texts(report, "amp_update")
     held = [int(part.split("=")[1].split()[0].strip("'\"")) for part in texts.split() if part.startswith("HELD=")]
     assert held and all(1 <= count <= 2 for count in held), texts[:1500]  # one fits its own bound
     assert "cgroup" in report.isolation["memory"]

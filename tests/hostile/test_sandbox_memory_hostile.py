@@ -9,9 +9,10 @@ import pathlib
 
 import pytest
 
-from test_sandbox_hostile import MARK, REPORTING_STEP, TIGHT, _full_marks, _report_texts, confinement_here  # noqa: F401
+from support.hostile import MARK, TIGHT, full_marks, report_texts
+from support.hostile_submissions import REPORTING_STEP
 
-pytestmark = pytest.mark.hostile
+pytestmark = [pytest.mark.hostile, pytest.mark.usefixtures("confinement_here")]
 
 HOARDER = f'''
 held = 0
@@ -57,9 +58,9 @@ def test_memory_outside_the_address_space_limit_is_refused(grade_dir):
     finally:
         for leftover in pathlib.Path("/dev/shm").glob(f"{MARK}-*"):
             leftover.unlink()
-    texts = _report_texts(report, "amp_training_step")
+    texts = report_texts(report, "amp_training_step")
     assert "FOUND=[]" in texts, texts[:2000]
-    assert _full_marks(report, "amp_update", "loss_scaler")
+    assert full_marks(report, "amp_update", "loss_scaler")
     memory = report.isolation["memory"]
     assert "cgroup" in memory or ("memfd, System V" in memory and "no /dev/shm" in memory), memory
 
@@ -179,8 +180,8 @@ def test_kernel_objects_outside_the_address_space_are_refused(grade_dir):
                            seed=43, limits=TIGHT)
     finally:
         _remove_ipc_objects()
-    texts = _report_texts(report, "amp_training_step")
+    texts = report_texts(report, "amp_training_step")
     assert "FOUND=[]" in texts, texts[:2000]
-    assert _full_marks(report, "amp_update", "loss_scaler")
+    assert full_marks(report, "amp_update", "loss_scaler")
     memory = report.isolation["memory"]
     assert "cgroup" in memory or ("System V and POSIX IPC" in memory and "record locks refused" in memory), memory

@@ -16,9 +16,10 @@ import threading
 import pytest
 
 from support.helpers import ROOT
-from test_sandbox_hostile import MARK, REPORTING_STEP, TIGHT, _full_marks, _report_texts, confinement_here  # noqa: F401
+from support.hostile import MARK, TIGHT, full_marks, report_texts
+from support.hostile_submissions import REPORTING_STEP
 
-pytestmark = pytest.mark.hostile
+pytestmark = [pytest.mark.hostile, pytest.mark.usefixtures("confinement_here")]
 
 
 class DecoyServer:
@@ -109,11 +110,11 @@ def test_pathname_unix_sockets_are_out_of_reach(grade_dir, decoys):
     report = grade_dir({"amp_training_step": REPORTING_STEP.format(probe=SOCKET_PROBE.format(paths=paths),
                                                                    use="pass")},
                        seed=31, limits=TIGHT)
-    texts = _report_texts(report, "amp_training_step")
+    texts = report_texts(report, "amp_training_step")
     assert "FOUND=[]" in texts, texts[:2000]
     assert [server.accepted for server in decoys] == [[] for _ in decoys]
     assert "minimal" in report.isolation["root"]
-    assert _full_marks(report, "amp_update", "loss_scaler")
+    assert full_marks(report, "amp_update", "loss_scaler")
 
 
 GROUPS_PROBE = '''
@@ -126,7 +127,7 @@ with open("/proc/self/status") as status:
 def test_no_supplementary_groups_in_the_box(grade_dir):
     report = grade_dir({"amp_training_step": REPORTING_STEP.format(probe=GROUPS_PROBE, use="pass")},
                        seed=32, limits=TIGHT)
-    texts = _report_texts(report, "amp_training_step")
+    texts = report_texts(report, "amp_training_step")
     assert "groups=" in texts, texts[:2000]
     if os.geteuid() == 0:
         assert "groups=[]" in texts and "'Groups:'" in texts, texts[:2000]
@@ -145,7 +146,7 @@ FOUND.append("seen=" + ",".join(name for name in {names!r} if os.path.lexists("/
 '''
     report = grade_dir({"amp_training_step": REPORTING_STEP.format(probe=probe, use="pass")},
                        seed=33, limits=TIGHT)
-    texts = _report_texts(report, "amp_training_step")
+    texts = report_texts(report, "amp_training_step")
     assert "seen=" in texts, texts[:1500]
     seen = set(texts.split("seen=")[1].split("'")[0].split(","))
     # only the folders that lead to the interpreter (it may live under /root, /opt or /var/tmp)
