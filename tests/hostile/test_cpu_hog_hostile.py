@@ -4,13 +4,13 @@ per-call limit short enough that a neighbour's load, charged in wall-clock time,
 would cost them points. Calls are charged in each box's own CPU time, and as
 root every box has an equal, capped CPU share (cgroup).
 
-The limit and the budget are small: the hog's first call is charged well under
-a CPU second per wall second (its worker is one of nine busy processes in a box
-capped at one CPU), so it ends at its wall-clock backstop (four times the limit,
-plus 5 s: 13 s at 2 s, 21 s at 4 s), and the budget then ends the module. At 2 s
-its first call still outlasts both honest grades (about a second each, graded
-while it runs), even charged a whole CPU, and honest modules are charged a
-fraction of a second.
+The limit and the budget are small: the hog's first call is charged its box's
+CPU time, all nine busy processes of it, at most one CPU second per second (the
+cap), and the budget then ends the module; on a busy machine its box gets less
+CPU and the call may run to its wall-clock backstop (four times the limit, plus
+5 s). At 2 s its first call still outlasts both honest grades (about half a
+second each, graded while it runs), and honest modules are charged a fraction
+of a second.
 
 Harmless: the hog's processes stop by themselves after 90 s at the latest and
 carry a marker the test sweeps for.
