@@ -4,12 +4,13 @@ per-call limit short enough that a neighbour's load, charged in wall-clock time,
 would cost them points. Calls are charged in each box's own CPU time, and as
 root every box has an equal, capped CPU share (cgroup).
 
-The module budget is small: on a busy machine the hog's box gets little CPU, so
-its calls end at their wall-clock backstop (four times the limit, plus 5 s) and
-its module at the budget's (four times the budget, plus 5 s): a 40 s budget cost
-the hog ~165 s. At 4 s its first call still outlasts an honest grade on an idle
-machine (its box has a CPU of its own), and honest modules are charged a
-fraction of a second.
+The limit and the budget are small: the hog's first call is charged its box's
+CPU time, all nine busy processes of it, at most one CPU second per second (the
+cap), and the budget then ends the module; on a busy machine its box gets less
+CPU and the call may run to its wall-clock backstop (four times the limit, plus
+5 s). At 2 s its first call still outlasts both honest grades (about half a
+second each, graded while it runs), and honest modules are charged a fraction
+of a second.
 
 Harmless: the hog's processes stop by themselves after 90 s at the latest and
 carry a marker the test sweeps for.
@@ -56,7 +57,7 @@ def test_a_cpu_hog_costs_its_neighbours_nothing(tmp_path):
     for name in students:
         make_submission(root / name / "exercises",
                         {"amp_update": HOG.format(comm=comm)} if name == "b-hog" else None)
-    env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="4", AUTOGRADER_MODULE_BUDGET="4",
+    env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="2", AUTOGRADER_MODULE_BUDGET="2",
                PYTHONPATH=str(ROOT))
     try:
         done = autograder_command("grade-many", root, "-o", out, "--jobs", "2", "--seed", "5", "--no-progress", env=env,

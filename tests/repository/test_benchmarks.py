@@ -43,19 +43,23 @@ def test_lab_step_profile_rehearses_on_the_cpu(capsys):
     assert rows[0][-1] == "1.00" and all(float(row[1]) > 0 for row in rows), out
 
 
-def test_wire_decode_benchmark_prints_a_ratio_per_answer(capsys):
+def test_wire_decode_benchmark_prints_a_ratio_per_answer(capsys, monkeypatch):
+    """At an eighth of the reply bound: the answers' size decides the figures, not the rows."""
+    from autograder.sandbox import wire
+
     module = _bench("bench_wire_decode")
+    monkeypatch.setattr(wire, "MAX_REPLY_BYTES", wire.MAX_REPLY_BYTES // 8)
     assert module.main(["--rounds", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.endswith("x")]
     assert [row[:22].strip() for row in rows] == list(module.ELEMENTS)
 
 
 def test_endless_loop_benchmark_compares_both_limits(capsys, monkeypatch):
-    """One case, its module alone, with limits short enough for a test: both grades run and the
-    ratio is printed."""
+    """One case, its module alone, with limits short enough for a test (the budget ends the loop
+    after its first call): both grades run and the ratio is printed."""
     module = _bench("bench_endless_loop")
     monkeypatch.setenv("AUTOGRADER_CALL_TIMEOUT", "1")
-    monkeypatch.setenv("AUTOGRADER_MODULE_BUDGET", "2")
+    monkeypatch.setenv("AUTOGRADER_MODULE_BUDGET", "1")
     assert module.main(["--cases", "loop_todo1", "--only-module"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("loop_todo1: ") and "with the short limit" in out and "ratio" in out

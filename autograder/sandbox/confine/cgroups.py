@@ -108,7 +108,7 @@ class BoxCgroup:
                       for path in self.paths]
         for path in self.paths:
             _write(os.path.join(path, "cgroup.procs"), pid or os.getpid())
-        self._members = os.open(os.path.join(self.paths[0], "cgroup.procs"), os.O_RDONLY)
+        self._members = os.open(self.paths[0], os.O_RDONLY | os.O_DIRECTORY)
 
     def join_self(self):
         """(A worker forked outside the cgroup) Move this process in, first thing."""
@@ -117,13 +117,20 @@ class BoxCgroup:
 
     def watch(self):
         """(The zygote, which never joins) Keep the box's process list at hand."""
-        self._members = os.open(os.path.join(self.paths[0], "cgroup.procs"), os.O_RDONLY)
+        self._members = os.open(self.paths[0], os.O_RDONLY | os.O_DIRECTORY)
 
     def members(self):
         """The box's processes now, read from its cgroup (no walk of /proc), or None.
-        The caller -- the keeper, which joined it first -- is left out."""
+        The caller -- the keeper, which joined it first -- is left out. The list is
+        opened anew each time: cgroup v1 keeps the list an open file first read, and
+        one read again from its start every few tenths of a second never refreshes,
+        so the processes the worker started later would go uncounted."""
         try:
-            pids = [int(pid) for pid in os.pread(self._members, 1 << 20, 0).split()]
+            procs = os.open("cgroup.procs", os.O_RDONLY, dir_fd=self._members)
+            try:
+                pids = [int(pid) for pid in os.read(procs, 1 << 20).split()]
+            finally:
+                os.close(procs)
         except (AttributeError, OSError, ValueError):
             return None
         return [pid for pid in pids if pid != os.getpid()]
