@@ -137,7 +137,7 @@ def test_oversized_feedback_is_trimmed_below_the_environment_limit():
     from autograder.reports import classroom
     from autograder.judging.results import GradeReport, TestResult
 
-    tests = [TestResult(name=f"amp_update: case {i} " + "x" * 200, module="amp_update",
+    tests = [TestResult(name=f"toy_sum: case {i} " + "x" * 200, module="toy_sum",
                         max_score=1.0, score=float(i % 2), passed=bool(i % 2),
                         output="feedback " * 2000) for i in range(400)]
     report = GradeReport(tests=tests, seed=1)
@@ -307,7 +307,7 @@ def test_report_step_turns_results_into_one_result_line(tmp_path):
     from autograder.judging.results import GradeReport
     from autograder.judging.results import TestResult as Result
 
-    write_results(GradeReport(tests=[Result(name="t", module="amp_update", max_score=4.0, score=3.0,
+    write_results(GradeReport(tests=[Result(name="t", module="toy_sum", max_score=4.0, score=3.0,
                                             passed=False, output="::add-mask::x")], seed=1),
                   tmp_path / "runner-temp" / "results.json")
     output, summary, _ = _run_step("report", tmp_path, env, cwd=ROOT)
