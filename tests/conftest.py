@@ -37,6 +37,29 @@ def grade_dir(tmp_path_factory, shared_boxes):
     return grade
 
 
+@pytest.fixture(scope="session")
+def toy_grade(tmp_path_factory):
+    """grade(source=toy.SOLUTION, seed=..., **kwargs) -> GradeReport of the toy
+    assignment (support/toy.py), graded in this process with a zygote of its own:
+    for engine behaviour that any assignment shows. The toy is the assignment only
+    while its zygote starts and while each grade runs."""
+    from autograder.judging.engine import grade_submission
+    from autograder.sandbox.boxes import start_boxes
+    from support import toy
+
+    with toy.active():
+        boxes = start_boxes()
+
+    def grade(source=toy.SOLUTION, seed=1234, **kwargs):
+        folder = toy.submission(tmp_path_factory.mktemp(f"toy{next(_counter)}"), source)
+        kwargs.setdefault("boxes", boxes)
+        with toy.active():
+            return grade_submission(folder, seed=seed, **kwargs)
+
+    yield grade
+    boxes.close()
+
+
 @pytest.fixture
 def own_grading_parent(monkeypatch):
     """The grades this test starts make their run folders in a parent of its own
