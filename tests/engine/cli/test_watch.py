@@ -18,7 +18,7 @@ from support.helpers import ROOT, interruptible, outliving
 
 
 def _report(**passed):
-    return GradeReport(tests=[Result(name=name, module="amp_update", max_score=1.0, score=float(ok),
+    return GradeReport(tests=[Result(name=name, module="toy_sum", max_score=1.0, score=float(ok),
                                          passed=ok, output="", visibility="visible") for name, ok in passed.items()], seed=1)
 
 
@@ -72,7 +72,7 @@ def test_a_save_regrades_and_ctrl_c_ends_every_process(tmp_path):
 
 
 def test_what_changed_fits_two_lines_per_kind_and_breaks_between_words():
-    names = {f"amp_update: scale {131072 * (i + 1)} and its norm {i} stay exact": i % 2 == 0 for i in range(12)}
+    names = {f"toy_sum: total {131072 * (i + 1)} and its count {i} stay exact": i % 2 == 0 for i in range(12)}
     before = _report(**{name: not ok for name, ok in names.items()})
     after = _report(**names)
     for lang in ("en", "zh"):
