@@ -20,6 +20,7 @@ STUB = (FOLDER / "exercises" / f"{MODULE}.py").read_text(encoding="utf-8")
 HALF_DONE = STUB.replace('raise NotImplementedError("TODO 1: add")', "return a + b")
 assert HALF_DONE != STUB, "the stub of TODO 1 changed: HALF_DONE must follow it"
 HANGS = "while True:\n    pass\n"  # never finishes importing
+ENDLESS_ADD = "def add(a, b):\n    while True:\n        pass\n"  # imports; its calls never return
 
 
 def submission(folder, source=SOLUTION):
