@@ -31,6 +31,15 @@ def submission(folder, source=SOLUTION):
     return folder
 
 
+def box_spec(tmp_path, source=SOLUTION):
+    """The box spec of toy_sum holding ``source``, taken into a grading area under
+    ``tmp_path`` with a uid of its own: for a Sandbox on the toy's boxes."""
+    from support.helpers import taken_in
+
+    with active():
+        return taken_in(tmp_path, submission(tmp_path / "sub", source))[MODULE]
+
+
 def env(base=None):
     """``base`` (default: this process's environment) with the toy as the assignment."""
     return dict(os.environ if base is None else base, **{active_assignment.ENV_VAR: PACKAGE})
