@@ -37,6 +37,36 @@ def grade_dir(tmp_path_factory, shared_boxes):
     return grade
 
 
+@pytest.fixture(scope="session")
+def toy_boxes():
+    """The toy assignment's sandbox zygote (support/toy.py), started with the toy
+    active, for the session: boxes for engine behaviour that any assignment shows."""
+    from autograder.sandbox.boxes import start_boxes
+    from support import toy
+
+    with toy.active():
+        boxes = start_boxes()
+    yield boxes
+    boxes.close()
+
+
+@pytest.fixture(scope="session")
+def toy_grade(tmp_path_factory, toy_boxes):
+    """grade(source=toy.SOLUTION, seed=..., **kwargs) -> GradeReport of the toy
+    assignment, graded in this process on ``toy_boxes``; the toy is the assignment
+    only while each grade runs."""
+    from autograder.judging.engine import grade_submission
+    from support import toy
+
+    def grade(source=toy.SOLUTION, seed=1234, **kwargs):
+        folder = toy.submission(tmp_path_factory.mktemp(f"toy{next(_counter)}"), source)
+        kwargs.setdefault("boxes", toy_boxes)
+        with toy.active():
+            return grade_submission(folder, seed=seed, **kwargs)
+
+    return grade
+
+
 @pytest.fixture
 def own_grading_parent(monkeypatch):
     """The grades this test starts make their run folders in a parent of its own

@@ -63,13 +63,18 @@ def public_tests_run(folder, *args):
 def box_specs(tmp_path, overrides=None):
     """The boxes' specs of a submission (the solutions, ``overrides`` replacing modules)
     taken into a grading area under ``tmp_path``, with a uid of its own."""
+    return taken_in(tmp_path, make_submission(tmp_path / "sub", overrides))
+
+
+def taken_in(tmp_path, folder):
+    """The boxes' specs of the submission in ``folder`` (the active assignment's
+    modules) taken into a grading area under ``tmp_path``, with a uid of its own."""
     from autograder.intake import submission
     from autograder.sandbox import uids
 
-    make_submission(tmp_path / "sub", overrides)
     uid = uids.allocate(1)[0]
     (tmp_path / "area").mkdir()
-    return submission.take(tmp_path / "sub", tmp_path / "area", uid, uid)[0]
+    return submission.take(folder, tmp_path / "area", uid, uid)[0]
 
 
 def copy_tree(source, destination):

@@ -13,13 +13,11 @@ import time
 import pytest
 
 from autograder.sandbox.confine import limits
+from support import toy
 from support.helpers import ROOT, interruptible, make_submission, outliving
 
 # The slow tier (docs/maintaining.md): each test grades a class through the command line.
 pytestmark = pytest.mark.slow
-
-ENDLESS = "def unscale_gradients(scaled_gradients, scale):\n    while True:\n        pass\n"
-
 
 def test_the_command_line_never_imports_torch(tmp_path):
     """Nor the judge (pytest): the judge process starts as soon as the class is
@@ -41,8 +39,8 @@ def test_the_judge_process_holds_nothing_of_the_command_line(tmp_path):
     """B is a fresh interpreter: its arguments, and so every box's, name no student
     folder, no output folder and no seed."""
     root = tmp_path / "class-with-a-telling-name"
-    make_submission(root / "ada" / "exercises", {"amp_update": ENDLESS})
-    env = dict(os.environ, PYTHONPATH=str(ROOT), AUTOGRADER_CALL_TIMEOUT="1")  # ada's endless calls end soon
+    toy.submission(root / "ada" / "exercises", toy.ENDLESS_ADD)  # any assignment's class will do
+    env = toy.env(dict(os.environ, PYTHONPATH=str(ROOT), AUTOGRADER_CALL_TIMEOUT="1"))  # ada's endless call ends soon
     batch = subprocess.Popen([sys.executable, "-m", "autograder", "grade-many", str(root), "-o", str(tmp_path / "out"),
                               "--seed", "424242", "--no-progress", "--visible-only"],
                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -63,11 +61,11 @@ def test_the_judge_process_holds_nothing_of_the_command_line(tmp_path):
 
 @pytest.mark.parametrize("how", ["sigterm", "ctrl-c"])
 def test_an_interrupted_class_still_gets_its_report(tmp_path, how):
-    root, out = tmp_path / "class", tmp_path / "out"
-    make_submission(root / "s1-quick" / "exercises")
-    make_submission(root / "s2-endless" / "exercises", {"amp_update": ENDLESS})
-    make_submission(root / "s3-waiting" / "exercises")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    root, out = tmp_path / "class", tmp_path / "out"  # a toy class: the interruption is the engine's
+    toy.submission(root / "s1-quick" / "exercises")
+    toy.submission(root / "s2-endless" / "exercises", toy.ENDLESS_ADD)
+    toy.submission(root / "s3-waiting" / "exercises")
+    env = toy.env(dict(os.environ, PYTHONPATH=str(ROOT)))
     batch = subprocess.Popen([sys.executable, "-m", "autograder", "grade-many", str(root), "-o", str(out),
                               "--jobs", "1", "--seed", "6", "--no-progress", "--visible-only", "--no-similarity"],
                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,

@@ -68,10 +68,10 @@ def test_a_bare_date_is_refused_with_a_full_time_suggested(bare, suggested):
 
 def test_last_commit_at_or_before_the_deadline_in_its_zone(tmp_path):
     repo = init(tmp_path / "amp-ana")
-    commit(repo, {"exercises/amp_update.py": "one = 1\n"}, BEFORE)
-    graded = commit(repo, {"exercises/amp_update.py": "two = 2\n"}, JUST_BEFORE)
-    commit(repo, {"exercises/amp_update.py": "three = 3\n"}, AFTER_UTC_SAME_DAY)
-    head = commit(repo, {"exercises/amp_update.py": "four = 4\n", "notes.txt": "late\n"}, LATER)
+    commit(repo, {"exercises/toy_sum.py": "one = 1\n"}, BEFORE)
+    graded = commit(repo, {"exercises/toy_sum.py": "two = 2\n"}, JUST_BEFORE)
+    commit(repo, {"exercises/toy_sum.py": "three = 3\n"}, AFTER_UTC_SAME_DAY)
+    head = commit(repo, {"exercises/toy_sum.py": "four = 4\n", "notes.txt": "late\n"}, LATER)
     before = state(repo)
     shot = snapshot(repo, tmp_path, also_latest=True)
     assert shot.status == "" and shot.record["sha"] == graded
@@ -79,9 +79,9 @@ def test_last_commit_at_or_before_the_deadline_in_its_zone(tmp_path):
     assert shot.record["later_commits"] == 2 and shot.record["source"] == "committed"
     assert shot.record["deadline"] == "2026-12-15T23:59:00+08:00"
     assert shot.record["latest"] == {"sha": head, "committed_at": "2026-12-17T09:00:00+08:00"}
-    assert (shot.tree / "exercises" / "amp_update.py").read_text() == "two = 2\n"
+    assert (shot.tree / "exercises" / "toy_sum.py").read_text() == "two = 2\n"
     assert not (shot.tree / "notes.txt").exists() and not (shot.tree / ".git").exists()
-    assert (shot.latest_tree / "exercises" / "amp_update.py").read_text() == "four = 4\n"
+    assert (shot.latest_tree / "exercises" / "toy_sum.py").read_text() == "four = 4\n"
     assert state(repo) == before  # the student's working tree, HEAD and refs are untouched
 
 
@@ -111,8 +111,8 @@ def test_first_parent_history_decides(tmp_path):
 
 def test_no_commit_before_the_deadline(tmp_path):
     repo = init(tmp_path / "amp-dee")
-    commit(repo, {"exercises/amp_update.py": "x = 1\n"}, AFTER_UTC_SAME_DAY)
-    head = commit(repo, {"exercises/amp_update.py": "x = 2\n"}, LATER)
+    commit(repo, {"exercises/toy_sum.py": "x = 1\n"}, AFTER_UTC_SAME_DAY)
+    head = commit(repo, {"exercises/toy_sum.py": "x = 2\n"}, LATER)
     shot = snapshot(repo, tmp_path, also_latest=True)
     assert shot.status == NO_COMMIT and shot.tree is None
     assert "no commit on the default branch at or before 2026-12-15T23:59:00+08:00" in shot.reason
@@ -125,7 +125,7 @@ def test_no_commit_before_the_deadline(tmp_path):
 def test_a_folder_that_is_not_a_repository_is_graded_as_it_is(tmp_path):
     folder = tmp_path / "plain"
     folder.mkdir()
-    (folder / "amp_update.py").write_text("x = 1\n")
+    (folder / "toy_sum.py").write_text("x = 1\n")
     shot = snapshot(folder, tmp_path)
     assert shot.status == "" and shot.tree is None
     assert shot.record["source"] == deadline.WORKING_TREE and "not a git repository" in shot.record["note"]
@@ -148,7 +148,7 @@ def test_hostile_repository_config_runs_nothing_and_the_export_is_byte_exact(tmp
     marker = tmp_path / "PWNED"
     repo = init(tmp_path / "amp-eve")
     attributes = "* text eol=crlf filter=evil\n*.py export-subst\nsecret.py export-ignore\n"
-    sha = commit(repo, {".gitattributes": attributes, "exercises/amp_update.py": "x = 1  # $Format:%H$\n",
+    sha = commit(repo, {".gitattributes": attributes, "exercises/toy_sum.py": "x = 1  # $Format:%H$\n",
                         "secret.py": "kept = True\n"}, BEFORE)
     hooks = repo / ".git" / "hooks"
     for hook in ("post-checkout", "pre-auto-gc", "reference-transaction", "post-index-change"):
@@ -163,20 +163,20 @@ def test_hostile_repository_config_runs_nothing_and_the_export_is_byte_exact(tmp
     shot = snapshot(repo, tmp_path)
     assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith("PWNED")) == []
     assert shot.status == "" and shot.record["sha"] == sha
-    assert (shot.tree / "exercises" / "amp_update.py").read_bytes() == b"x = 1  # $Format:%H$\n"
+    assert (shot.tree / "exercises" / "toy_sum.py").read_bytes() == b"x = 1  # $Format:%H$\n"
     assert (shot.tree / "secret.py").read_bytes() == b"kept = True\n"
 
 
 def test_links_in_the_commit_are_not_exported(tmp_path):
     repo = init(tmp_path / "amp-fay")
     (repo / "exercises").mkdir()
-    os.symlink("/etc/passwd", repo / "exercises" / "amp_update.py")
-    os.symlink("../README.md", repo / "exercises" / "loss_scaler.py")
-    commit(repo, {"README.md": "hello\n", "exercises/amp_training_step.py": "x = 1\n"}, BEFORE)
+    os.symlink("/etc/passwd", repo / "exercises" / "toy_sum.py")
+    os.symlink("../README.md", repo / "exercises" / "helper.py")
+    commit(repo, {"README.md": "hello\n", "exercises/kept.py": "x = 1\n"}, BEFORE)
     shot = snapshot(repo, tmp_path)
     assert shot.status == ""
     exported = sorted(path.name for path in (shot.tree / "exercises").iterdir())
-    assert exported == ["amp_training_step.py"]
+    assert exported == ["kept.py"]
     assert any("2 symbolic link(s)" in note for note in shot.record["notes"])
 
 

@@ -16,11 +16,13 @@ import pathlib
 import shutil
 
 import pytest
+from support import toy
 from support.helpers import ROOT
 
 from support.cli import main_in_process, autograder_command  # noqa: E402
 from support.git_class import commit, init, state  # noqa: E402
 
+from autograder import active_assignment  # noqa: E402
 from autograder.batch import grade_class as batch, jobs as batch_jobs  # noqa: E402
 
 DEADLINE = "2026-12-15T23:59+08:00"
@@ -67,23 +69,25 @@ def results(out, *parts):
 
 @pytest.mark.slow
 def test_the_commit_at_the_deadline_reaches_the_grader(tmp_path, monkeypatch):
-    """A stand-in grader scores 2 where amp_update.py says GOOD: the graded
-    commit, the latest one beside it, the rows and the recorded facts."""
+    """A stand-in grader scores 2 where toy_sum.py says GOOD: the graded
+    commit, the latest one beside it, the rows and the recorded facts. The
+    class is the toy assignment's: which commit is graded is the engine's."""
     from autograder.judging.results import GradeReport, TestResult
 
     monkeypatch.setenv("AUTOGRADER_GRADER_GUARD", "0")
+    monkeypatch.setenv(active_assignment.ENV_VAR, toy.PACKAGE)
     root = tmp_path / "root"
-    shas = build_class(root, good={"exercises/amp_update.py": "GOOD = True\n"},
-                       broken={"exercises/amp_update.py": "GOOD = False\n"})
+    shas = build_class(root, good={f"exercises/{toy.MODULE}.py": "GOOD = True\n"},
+                       broken={f"exercises/{toy.MODULE}.py": "GOOD = False\n"})
     before = {name: state(root / name) for name in shas}
     seen = tmp_path / "seen.txt"  # written by the grading children (forked processes)
 
     def fake_grade(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
-        text = (pathlib.Path(submission) / "amp_update.py").read_text(encoding="utf-8")
+        text = (pathlib.Path(submission) / f"{toy.MODULE}.py").read_text(encoding="utf-8")
         with open(seen, "a", encoding="utf-8") as log:
             log.write(f"{submission}\n")
         good = text == "GOOD = True\n"
-        test = TestResult(name="amp_update: fake", module="amp_update", max_score=2.0, score=2.0 if good else 0.0,
+        test = TestResult(name="toy_sum: fake", module=toy.MODULE, max_score=2.0, score=2.0 if good else 0.0,
                           passed=good, output="", visibility="visible", test_id="test_fake")
         return GradeReport(tests=[test], seed=seed, submission=str(submission))
 

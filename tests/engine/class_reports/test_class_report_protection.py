@@ -22,7 +22,7 @@ DEADLINE = "2026-12-15T23:59:00+08:00"
 
 
 def _write(out, student, score, isolation=None, flags=(), lab=None, commit=None):
-    test = results.TestResult(name="amp_update: t", module="amp_update", max_score=4.0, score=score, passed=score == 4.0,
+    test = results.TestResult(name="toy_sum: t", module="toy_sum", max_score=4.0, score=score, passed=score == 4.0,
                       output="", visibility="visible", test_id="test_t")
     report = results.GradeReport(tests=[test], seed=7, submission="x", flags=list(flags), isolation=isolation or {},
                          lab=lab or {})

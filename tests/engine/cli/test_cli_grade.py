@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from support import toy
 from support.cli import autograder_command
 from support.helpers import ROOT, copy_grader, make_submission
 
@@ -134,9 +135,9 @@ def test_spawn_sandbox_on_linux_refuses_to_grade_unconfined_unless_allowed(tmp_p
     """AUTOGRADER_SANDBOX=spawn gives workers rlimits only; as grade-many does for a class,
     grade then refuses (exit 2) with results that say why, and runs no student code."""
     marker = tmp_path / "ran"
-    make_submission(tmp_path / "sub", {"amp_update": f"open({str(marker)!r}, 'w').close()\n"})
+    toy.submission(tmp_path / "sub", f"open({str(marker)!r}, 'w').close()\n")  # the refusal is the engine's
     done = grade("--submission", str(tmp_path / "sub"), "--results", str(tmp_path / "r.json"), "--quiet",
-                 env={"AUTOGRADER_SANDBOX": "spawn"})
+                 env=toy.env({"AUTOGRADER_SANDBOX": "spawn"}))
     assert done.returncode == 2, done.stderr
     assert "--allow-unconfined" in done.stderr
     results = json.loads((tmp_path / "r.json").read_text())

@@ -97,11 +97,11 @@ def _unconfined_report(platform, monkeypatch, tmp_path):
     monkeypatch.setattr(platforms.shutil, "which", lambda name: None)
     monkeypatch.setattr(platforms.os.path, "exists", lambda path: platform == "darwin")
     config = for_module({"submission": str(tmp_path), "scratch": str(tmp_path), "log": str(tmp_path / "log")},
-                        "amp_update", Limits().for_box())
+                        "toy_sum", Limits().for_box())
     report = isolation.combine([platforms.wrap_command(["python"], config)[1]])
     monkeypatch.undo()
     assert report["confined"] is False
-    test = TestResult(name="amp_update: a test", module="amp_update", max_score=1.0, score=1.0, passed=True,
+    test = TestResult(name="toy_sum: a test", module="toy_sum", max_score=1.0, score=1.0, passed=True,
                       output="", visibility="visible")
     return GradeReport(tests=[test], seed=1, isolation=report, lang="zh")
 

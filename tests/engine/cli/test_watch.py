@@ -13,12 +13,13 @@ from autograder.reports import terminal
 from autograder.judging.results import GradeReport
 from autograder.judging.results import TestResult as Result
 from autograder.sandbox.confine import limits
+from support import toy
 from support.helpers import ROOT, interruptible, outliving
 
 
 
 def _report(**passed):
-    return GradeReport(tests=[Result(name=name, module="amp_update", max_score=1.0, score=float(ok),
+    return GradeReport(tests=[Result(name=name, module="toy_sum", max_score=1.0, score=float(ok),
                                          passed=ok, output="", visibility="visible") for name, ok in passed.items()], seed=1)
 
 
@@ -42,20 +43,20 @@ def _read_until(process, needle, count, timeout=120):
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_save_regrades_and_ctrl_c_ends_every_process(tmp_path):
-    submission = tmp_path / "exercises"
-    shutil.copytree(ROOT / "solutions", submission)
+    """On the toy assignment: regrading on a save and ending are watch's, whatever it grades."""
+    submission = toy.submission(tmp_path / "exercises")
     process = subprocess.Popen([sys.executable, "-m", "autograder", "watch", "--submission", str(submission),
                                 "--results", str(tmp_path / "results.json"), "--lang", "en", "--quiet",
                                 "--visible-only", "--seed", "7"],
-                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               cwd=ROOT, env=toy.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                preexec_fn=interruptible)
     try:
         first = _read_until(process, "Watching", 1)
         assert "TOTAL" in first
         # A broken module: its tests turn from passed to failing, and the table says so.
-        (submission / "amp_update.py").write_text("raise ImportError('broken on purpose')\n")
+        (submission / "toy_sum.py").write_text("raise ImportError('broken on purpose')\n")
         second = _read_until(process, "Watching", 1)
-        assert "Saved amp_update.py: graded again in" in second
+        assert "Saved toy_sum.py: graded again in" in second
         assert "Newly failing since the last grade" in second
         assert (tmp_path / "results.json").is_file()
         tree = limits.descendants(process.pid)
@@ -72,7 +73,7 @@ def test_a_save_regrades_and_ctrl_c_ends_every_process(tmp_path):
 
 
 def test_what_changed_fits_two_lines_per_kind_and_breaks_between_words():
-    names = {f"amp_update: scale {131072 * (i + 1)} and its norm {i} stay exact": i % 2 == 0 for i in range(12)}
+    names = {f"toy_sum: total {131072 * (i + 1)} and its count {i} stay exact": i % 2 == 0 for i in range(12)}
     before = _report(**{name: not ok for name, ok in names.items()})
     after = _report(**names)
     for lang in ("en", "zh"):

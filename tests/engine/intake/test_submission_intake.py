@@ -7,7 +7,10 @@ import sys
 import pytest
 
 from autograder.intake import safe_files, submission
-from support.helpers import make_submission, solution_source
+from support.helpers import MODULES, make_submission, solution_source
+
+# Any three of the assignment's modules: take() knows them from its description.
+FIRST, SECOND, THIRD = MODULES[:3]
 
 
 @pytest.fixture(params=["dir_fd", "paths"])
@@ -35,15 +38,15 @@ def test_contract_files_only_each_in_its_own_box(tmp_path, mode):
 def test_links_are_named_not_followed(tmp_path, mode):
     secret = tmp_path / "secret.py"
     secret.write_text("TOKEN = 'do not copy'\n")
-    folder = make_submission(tmp_path / "exercises", omit=("amp_update",))
-    os.symlink(secret, folder / "amp_update.py")
+    folder = make_submission(tmp_path / "exercises", omit=(FIRST,))
+    os.symlink(secret, folder / f"{FIRST}.py")
     area = tmp_path / "area"
     area.mkdir()
     specs, _ = submission.take(folder, area)
-    assert not specs["amp_update"]["present"]
-    assert "symbolic link" in specs["amp_update"]["problem"]
-    assert submission.source_of(specs["amp_update"]) == ""
-    assert specs["loss_scaler"]["present"]
+    assert not specs[FIRST]["present"]
+    assert "symbolic link" in specs[FIRST]["problem"]
+    assert submission.source_of(specs[FIRST]) == ""
+    assert specs[SECOND]["present"]
     linked = tmp_path / "linked"
     os.symlink(folder, linked)
     area2 = tmp_path / "area2"
@@ -54,15 +57,15 @@ def test_links_are_named_not_followed(tmp_path, mode):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_fifo_and_oversized_modules_are_refused(tmp_path, mode):
-    folder = make_submission(tmp_path / "exercises", omit=("amp_update", "loss_scaler"))
-    os.mkfifo(folder / "amp_update.py")
-    (folder / "loss_scaler.py").write_bytes(b"#" * (submission.MAX_SOURCE_BYTES + 1))
+    folder = make_submission(tmp_path / "exercises", omit=(FIRST, SECOND))
+    os.mkfifo(folder / f"{FIRST}.py")
+    (folder / f"{SECOND}.py").write_bytes(b"#" * (submission.MAX_SOURCE_BYTES + 1))
     area = tmp_path / "area"
     area.mkdir()
     specs, _ = submission.take(folder, area)
-    assert "not a regular file" in specs["amp_update"]["problem"]
-    assert "larger than" in specs["loss_scaler"]["problem"]
-    assert specs["amp_training_step"]["present"]
+    assert "not a regular file" in specs[FIRST]["problem"]
+    assert "larger than" in specs[SECOND]["problem"]
+    assert specs[THIRD]["present"]
 
 
 def test_missing_folder_and_missing_module(tmp_path, mode):

@@ -23,32 +23,32 @@ class Progress:
         self.current, self.since = current, time.monotonic() - seconds_ago
 
 
-TITLE = "unscale_gradients divides FP32, FP16 and BF16 gradients of every shape by a non-power-of-two scale " * 2
+TITLE = "total adds the floats, ints and fractions of every list, long or empty, in the order they come " * 2
 
 
 def test_the_running_test_shows_after_a_second_and_fits_the_line(monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     screen = Terminal()
     running = RunningTest("en", screen)
-    running(Progress(("amp_update", TITLE), 0.4))
+    running(Progress(("toy_sum", TITLE), 0.4))
     assert screen.getvalue() == ""  # not silent for a second yet
-    running(Progress(("amp_update", TITLE), 3.2))
+    running(Progress(("toy_sum", TITLE), 3.2))
     shown = screen.getvalue()
-    assert shown.startswith(ERASE + "Running amp_update: unscale_gradients divides")
+    assert shown.startswith(ERASE + "Running toy_sum: total adds the floats")
     assert shown.endswith("… (3 s)") and cell_len(shown[len(ERASE):]) <= 79
-    running(Progress(("amp_update", "the next test\x1b[2J"), 0.0))  # once shown, it follows the grade
-    assert screen.getvalue().endswith(ERASE + "Running amp_update: the next test\\x1b[2J (0 s)")
+    running(Progress(("toy_sum", "the next test\x1b[2J"), 0.0))  # once shown, it follows the grade
+    assert screen.getvalue().endswith(ERASE + "Running toy_sum: the next test\\x1b[2J (0 s)")
     running.clear()
     assert screen.getvalue().endswith(ERASE)
     chinese = Terminal()
-    RunningTest("zh", chinese)(Progress(("loss_scaler", "一个测试"), 2.0))
-    assert chinese.getvalue() == ERASE + "正在运行 loss_scaler：一个测试（2 秒）"
+    RunningTest("zh", chinese)(Progress(("toy_sum", "一个测试"), 2.0))
+    assert chinese.getvalue() == ERASE + "正在运行 toy_sum：一个测试（2 秒）"
 
 
 def test_nothing_is_shown_where_standard_error_is_no_terminal():
     pipe = io.StringIO()
     running = RunningTest("en", pipe)
-    running(Progress(("amp_update", "t"), 5.0))
+    running(Progress(("toy_sum", "t"), 5.0))
     running.say("saved")
     running.clear()
     assert pipe.getvalue() == ""

@@ -14,7 +14,8 @@ import pytest
 
 from autograder.judging import grading_area
 from autograder.sandbox.confine import limits
-from support.helpers import ROOT, make_submission, outliving, private_grading_parent, working_copies
+from support import toy
+from support.helpers import ROOT, outliving, private_grading_parent, working_copies
 
 
 @pytest.fixture
@@ -99,11 +100,11 @@ def _end_mid_grade(command, tmp_path, end):
     (another test run) cannot be taken for what it left."""
     with private_grading_parent() as parent:
         before = working_copies(parent)
-        folder = make_submission(tmp_path / "sub", {"amp_update": "while True:\n    pass\n"})
+        folder = toy.submission(tmp_path / "sub", toy.HANGS)  # any assignment's module will do
         cli = subprocess.Popen([sys.executable, "-m", "autograder", *command, "--submission", str(folder),
                                 "--results", str(tmp_path / "results.json"), "--quiet", "--lang", "en"],
                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               env=dict(os.environ, **{grading_area.RUN_FOLDER_ENV: str(parent)}))
+                               env=dict(toy.env(), **{grading_area.RUN_FOLDER_ENV: str(parent)}))
         try:
             judge = _judge_of(cli.pid)
             deadline = time.monotonic() + 60

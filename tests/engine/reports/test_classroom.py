@@ -4,8 +4,9 @@ variables, the report step that turns its results.json into the reporter's
 input, and the fallback that makes sure the reporter always gets a result.
 
 One real grade (a subprocess, as in the workflow) is shared by the module: a
-partial submission -- Module 1 solved, the other two stubs -- so both passing and
-failing tests reach the payload.
+partial submission of the toy assignment (tests/toy_assignment) -- TODO 1 solved,
+TODO 2 the stub's -- so a passing visible test and a failing hidden one reach the
+payload. The payload is the engine's; any assignment's grade shows it.
 """
 import base64
 import json
@@ -19,6 +20,7 @@ import pytest
 import yaml
 
 from support import classroom_reporter as reporter  # noqa: E402
+from support import toy  # noqa: E402
 from support.cli import autograder_command  # noqa: E402
 from support.helpers import ROOT  # noqa: E402
 from support.runner_files import output_values, workflow_commands  # noqa: E402
@@ -30,14 +32,10 @@ WORKFLOW = ROOT / ".github" / "workflows" / "classroom.yml"
 def graded(tmp_path_factory):
     """Run ``python -m autograder grade --classroom`` once, the way the workflow does."""
     work = tmp_path_factory.mktemp("classroom")
-    submission = work / "exercises"
-    submission.mkdir()
-    shutil.copyfile(ROOT / "solutions" / "amp_update.py", submission / "amp_update.py")
-    for module in ("loss_scaler", "amp_training_step"):
-        shutil.copyfile(ROOT / "exercises" / f"{module}.py", submission / f"{module}.py")
+    submission = toy.submission(work / "exercises", toy.HALF_DONE)
     output, summary, results = work / "github_output", work / "step_summary", work / "results.json"
     output.write_text("", encoding="utf-8")
-    env = dict(os.environ, GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(summary))
+    env = toy.env(dict(os.environ, GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(summary)))
     env.pop("CLASSROOM_MANIFEST", None)
     proc = autograder_command("grade", "--classroom", "--quiet", "--submission", submission, "--results", results,
                               "--seed", "7", env=env)
@@ -95,9 +93,8 @@ def test_failing_submission_turns_the_run_red_but_keeps_its_points(graded):
 def test_no_hidden_test_source_in_the_payload(graded):
     text = base64.b64decode(graded["encoded"]).decode("utf-8")
     assert "test_code" not in text
-    hidden = sorted((ROOT / "autograder" / "assignment" / "hidden").glob("test_*.py"))
-    if not hidden:
-        pytest.skip("no hidden tests installed")
+    hidden = sorted((toy.FOLDER / "hidden").glob("test_*.py"))
+    assert hidden and any(t["visibility"] == "hidden" and t["status"] == "failed" for t in graded["results"]["tests"])
     # No line of hidden test code (long enough to be distinctive) reaches the student.
     for path in hidden:
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -111,8 +108,7 @@ def test_job_summary_has_module_and_visible_test_tables(graded):
     from autograder.reports.safe_text import markdown_text
 
     summary = graded["summary"]
-    for module in ("amp_update", "loss_scaler", "amp_training_step"):
-        assert f"| `{module}` |" in summary
+    assert f"| `{toy.MODULE}` |" in summary
     visible = [t for t in graded["results"]["tests"] if t["visibility"] == "visible"]
     assert visible
     for test in visible:
@@ -137,7 +133,7 @@ def test_oversized_feedback_is_trimmed_below_the_environment_limit():
     from autograder.reports import classroom
     from autograder.judging.results import GradeReport, TestResult
 
-    tests = [TestResult(name=f"amp_update: case {i} " + "x" * 200, module="amp_update",
+    tests = [TestResult(name=f"toy_sum: case {i} " + "x" * 200, module="toy_sum",
                         max_score=1.0, score=float(i % 2), passed=bool(i % 2),
                         output="feedback " * 2000) for i in range(400)]
     report = GradeReport(tests=tests, seed=1)
@@ -307,7 +303,7 @@ def test_report_step_turns_results_into_one_result_line(tmp_path):
     from autograder.judging.results import GradeReport
     from autograder.judging.results import TestResult as Result
 
-    write_results(GradeReport(tests=[Result(name="t", module="amp_update", max_score=4.0, score=3.0,
+    write_results(GradeReport(tests=[Result(name="t", module="toy_sum", max_score=4.0, score=3.0,
                                             passed=False, output="::add-mask::x")], seed=1),
                   tmp_path / "runner-temp" / "results.json")
     output, summary, _ = _run_step("report", tmp_path, env, cwd=ROOT)

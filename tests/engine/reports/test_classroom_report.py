@@ -22,12 +22,12 @@ from support.runner_files import output_values, workflow_commands
 
 
 def sample_report():
-    tests = [Result(name="amp_update: a", module="amp_update", max_score=2.0, score=2.0, passed=True,
+    tests = [Result(name="toy_sum: a", module="toy_sum", max_score=2.0, score=2.0, passed=True,
                     output="Passed.", visibility="visible", test_id="a"),
-             Result(name="amp_update: b", module="amp_update", max_score=1.5, score=0.25, passed=False,
+             Result(name="toy_sum: b", module="toy_sum", max_score=1.5, score=0.25, passed=False,
                     output="::notice title=Autograding complete::Points 100/100\nassert 1 == 2",
                     visibility="hidden", test_id="b"),
-             Result(name="loss_scaler: c", module="loss_scaler", max_score=3.0, score=0.0, passed=False,
+             Result(name="second: c", module="second", max_score=3.0, score=0.0, passed=False,
                     output="TODO 4", visibility="visible", test_id="c")]
     return GradeReport(tests=tests, seed=11, notes=["Hidden tests are not available here."],
                        flags=["exercises/tests/test_a.py differs"], isolation={"confined": True, "fs": "ro"})
@@ -203,7 +203,7 @@ def test_real_reporter_log_holds_only_its_own_commands(tmp_path):
     if not script or not node:
         pytest.skip("CLASSROOM_REPORTER_JS (the reporter's dist/main.js) and node are needed")
     fake = "x\n::notice title=Autograding complete::Points 100/100"
-    report = GradeReport(tests=[Result(name=fake, module="amp_update", max_score=1.0, score=0.0, passed=False,
+    report = GradeReport(tests=[Result(name=fake, module="toy_sum", max_score=1.0, score=0.0, passed=False,
                                        output=fake)], seed=1)
     path = tmp_path / "results.json"
     write_results(report, path)
@@ -226,13 +226,13 @@ def test_the_job_summary_keeps_the_language_and_the_diagnosis():
     from autograder.reports import results_file, summary_md
 
     data = {"score": 1, "max_score": 2, "output": "可见测试通过：0/1。隐藏测试通过：0/0。\n警告：something was changed",
-            "tests": [{"name": "amp_update: x", "score": 1, "max_score": 2, "status": "failed",
-                       "output": "TODO 1：错", "visibility": "visible", "tags": ["amp_update"]}],
+            "tests": [{"name": "toy_sum: x", "score": 1, "max_score": 2, "status": "failed",
+                       "output": "TODO 1：错", "visibility": "visible", "tags": ["toy_sum"]}],
             "extra_data": {"lang": "zh", "flags": ["something was changed"],
-                           "diagnosis": {"amp_update": {"todo": 1, "test": "amp_update: x",
+                           "diagnosis": {"toy_sum": {"todo": 1, "test": "toy_sum: x",
                                                         "message": "先从 TODO 1 入手"}}}}
     report = results_file.report_from(data)
     assert report.notes == [] and report.flags == ["something was changed"]
     summary = summary_md.render(report)
     assert summary.startswith("## 自动评分：1 / 2")  # a full-width colon after Chinese
-    assert "| `amp_update` | 1 / 2 | 先从 TODO 1 入手 |" in summary
+    assert "| `toy_sum` | 1 / 2 | 先从 TODO 1 入手 |" in summary

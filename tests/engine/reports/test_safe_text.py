@@ -37,7 +37,7 @@ def test_terminal_line_starts_no_workflow_command(line):
 
 
 def test_terminal_line_leaves_ordinary_text_alone():
-    for text in ("amp_update: unscale [fp16] -> 1/scale", "C:\\Users\\me\\a.py", "ratio 3::4 inside", "🙂 ok"):
+    for text in ("toy_sum: total [fp16] -> 1/n", "C:\\Users\\me\\a.py", "ratio 3::4 inside", "🙂 ok"):
         assert safe_text.terminal_line(text) == text
 
 
@@ -102,13 +102,13 @@ def test_markdown_text_neutralises_each_construct(text, forbidden):
 
 
 def test_markdown_text_keeps_ordinary_names_readable():
-    for text in ("amp-alice", "exercises/tests/test_a.py was modified", "amp_update: unscale 1/scale"):
+    for text in ("amp-alice", "exercises/tests/test_a.py was modified", "toy_sum: total 1/n"):
         assert safe_text.markdown_text(text) == text
     assert safe_text.markdown_text("we|ird") == "we\\|ird"
 
 
 def test_markdown_code_only_for_plain_identifiers():
-    assert safe_text.markdown_code("amp_update") == "`amp_update`"
+    assert safe_text.markdown_code("toy_sum") == "`toy_sum`"
     assert safe_text.markdown_code(7) == "`7`"
     assert safe_text.markdown_code("a`b|c") == "a\\`b\\|c"  # falls back to escaped text
     assert safe_text.markdown_code("") == "–"
@@ -180,7 +180,7 @@ def test_tidy_turns_odd_tests_into_renderable_ones():
 
 
 def test_tidy_keeps_good_values():
-    good = Result(name="n", module="amp_update", max_score=2, score=1.5, passed=True, output="o",
+    good = Result(name="n", module="toy_sum", max_score=2, score=1.5, passed=True, output="o",
                       visibility="visible", test_id="t")
     assert tidy(GradeReport(tests=[good], seed=4)).tests[0] == good
 

@@ -94,9 +94,9 @@ def test_english_breaks_at_spaces_only():
 
 
 def test_a_word_longer_than_the_line_is_cut_and_continuation_lines_hang():
-    lines = wrap.wrap("FAIL  amp_update: " + "x" * 100 + " 0/1 (hidden)", 40, hang="    ")
+    lines = wrap.wrap("FAIL  toy_sum: " + "x" * 100 + " 0/1 (hidden)", 40, hang="    ")
     assert all(cell_len(line) <= 40 for line in lines), lines
-    assert lines[0] == "FAIL  amp_update:" and all(line.startswith("    ") for line in lines[1:])
+    assert lines[0] == "FAIL  toy_sum:" and all(line.startswith("    ") for line in lines[1:])
     assert "".join(line.strip() for line in lines).count("x") == 100
 
 
@@ -124,7 +124,7 @@ def test_a_screen_keeps_the_table_and_the_diagnosis_and_fills_the_rest(graded, h
 
 
 def test_a_cut_never_splits_a_number_or_a_word():
-    line = "  amp_update: the norm came back as 131072 instead of scale × 2 and the run stopped"
+    line = "  toy_sum: the total came back as 131072 instead of count × 2 and the run stopped"
     for width in range(30, len(line)):
         kept = terminal.cut(line, width)
         assert cell_len(kept) <= width and line.startswith(kept)

@@ -6,31 +6,33 @@ import torch
 
 from autograder.sandbox.boxes import start_boxes
 from autograder.sandbox.client import Limits, Sandbox
-from support.helpers import box_specs
+from support import toy
 
-# The slow tier (docs/maintaining.md): its one test starts a zygote of its own.
+# The slow tier (docs/maintaining.md): its one test starts a zygote of its own (the toy
+# assignment's: what comes back from a box is the sandbox's, whatever the assignment).
 pytestmark = pytest.mark.slow
 
 IN_PLACE = '''
-def unscale_gradients(scaled_gradients, scale):
-    for gradient in scaled_gradients:
+def divide(values, scale):
+    for gradient in values:
         gradient.div_(scale)
-    scaled_gradients.append(None)
-    return scaled_gradients
+    values.append(None)
+    return values
 '''
 
 
 def test_the_arguments_come_back_only_when_asked_for(tmp_path):
-    specs = box_specs(tmp_path, {"amp_update": IN_PLACE})
-    boxes = start_boxes()
+    spec = toy.box_spec(tmp_path, IN_PLACE)
+    with toy.active():
+        boxes = start_boxes()
     try:
-        sandbox = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
+        sandbox = Sandbox(toy.MODULE, spec, boxes, Limits())
         try:
-            plain = sandbox.call("unscale_gradients", [torch.tensor([4.0, 8.0])], 4.0)
+            plain = sandbox.call("divide", [torch.tensor([4.0, 8.0])], 4.0)
             assert plain.ok and plain.args_after == [] and plain.kwargs_after == {}
             assert torch.equal(plain.value[0], torch.tensor([1.0, 2.0])) and plain.value[1] is None
 
-            watched = sandbox.call_watching_inputs("unscale_gradients", [torch.tensor([4.0, 8.0])], scale=4.0)
+            watched = sandbox.call_watching_inputs("divide", [torch.tensor([4.0, 8.0])], scale=4.0)
             assert watched.ok
             changed, = watched.args_after  # the list as the call left it: divided in place, one entry longer
             assert len(changed) == 2 and changed[1] is None and torch.equal(changed[0], torch.tensor([1.0, 2.0]))

@@ -38,17 +38,18 @@ def test_unconfined_grade_warns_everywhere_and_stays_fair(tmp_path):
         assert "of its own" in isolation["uid"]
 
 
-def _isolation(grade_dir, monkeypatch, disabled, seed):
+def _isolation(toy_grade, monkeypatch, disabled, seed):
     """The isolation report results.json would hold for a visible-only grade with the
     ``disabled`` layers switched off (in this process: the judge reads the switch for
-    each box it asks the zygote for)."""
+    each box it asks the zygote for). The box is what is confined, whatever the
+    assignment: a toy's grade shows it."""
     monkeypatch.setenv("AUTOGRADER_SANDBOX_DISABLE", disabled)
-    return grade_dir(seed=seed, include_hidden=False).to_gradescope()["extra_data"]["isolation"]
+    return toy_grade(seed=seed, include_hidden=False).to_gradescope()["extra_data"]["isolation"]
 
 
 @pytest.mark.parametrize("disabled, expect_fs", [("landlock", "read-only"), ("namespaces", "Landlock")])
-def test_one_missing_layer_is_named(grade_dir, monkeypatch, disabled, expect_fs):
-    isolation = _isolation(grade_dir, monkeypatch, disabled, seed=4)
+def test_one_missing_layer_is_named(toy_grade, monkeypatch, disabled, expect_fs):
+    isolation = _isolation(toy_grade, monkeypatch, disabled, seed=4)
     assert isolation["confined"] is False
     assert expect_fs in isolation["fs"]
     assert any(disabled.lower() in problem.lower() for problem in isolation["problems"])
@@ -73,10 +74,10 @@ def test_grade_many_refuses_to_run_unconfined_unless_allowed(tmp_path):
     assert "NOT CONFINED" in report
 
 
-def test_without_minimal_root_and_filter_pathname_sockets_are_open_and_said(grade_dir, monkeypatch):
+def test_without_minimal_root_and_filter_pathname_sockets_are_open_and_said(toy_grade, monkeypatch):
     """Either layer alone closes the pathname-socket hole; without both the box is
     not confined, and the report names each missing one."""
-    isolation = _isolation(grade_dir, monkeypatch, "minimal_root,seccomp", seed=6)
+    isolation = _isolation(toy_grade, monkeypatch, "minimal_root,seccomp", seed=6)
     assert isolation["confined"] is False
     assert isolation["root"] == "the machine's, read-only" and isolation["syscalls"] == "not filtered"
     problems = " ".join(isolation["problems"])

@@ -11,7 +11,7 @@ import pytest
 
 from autograder.batch import slots
 from autograder.sandbox.client import Limits, Sandbox
-from support.helpers import box_specs
+from support import toy
 
 ALLOWED = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 needs_affinity = pytest.mark.skipif(not ALLOWED, reason="no CPU affinity here (macOS, Windows)")
@@ -21,7 +21,7 @@ REPORTS_AFFINITY = '''
 import os
 
 
-def global_grad_norm(gradients):
+def cpus():
     return sorted(os.sched_getaffinity(0))
 '''
 
@@ -38,21 +38,21 @@ def test_slot_cpu_spreads_slots_over_the_cpus():
 
 
 @pytest.fixture
-def affinity_sandbox(tmp_path, shared_boxes):
+def affinity_sandbox(tmp_path, toy_boxes):
     """``make(cpus)``: a Sandbox whose module answers with the CPUs its box may use
-    (the session's zygote, asked for boxes on ``cpus``; as it was afterwards)."""
-    specs = box_specs(tmp_path, {"amp_update": REPORTS_AFFINITY})
-    made, before = [], shared_boxes.cpus
+    (the session's toy zygote, asked for boxes on ``cpus``; as it was afterwards)."""
+    spec = toy.box_spec(tmp_path, REPORTS_AFFINITY)
+    made, before = [], toy_boxes.cpus
 
     def make(cpus):
-        shared_boxes.cpus = cpus
-        made.append(Sandbox("amp_update", specs["amp_update"], shared_boxes, Limits()))
+        toy_boxes.cpus = cpus
+        made.append(Sandbox(toy.MODULE, spec, toy_boxes, Limits()))
         return made[-1]
 
     try:
         yield make
     finally:
-        shared_boxes.cpus = before
+        toy_boxes.cpus = before
         for sandbox in made:
             sandbox.close()
 
@@ -61,10 +61,10 @@ def affinity_sandbox(tmp_path, shared_boxes):
 @needs_two_cpus
 def test_a_box_runs_on_the_cpus_its_grading_process_asked_for(affinity_sandbox):
     for cpu in ALLOWED[:2]:
-        outcome = affinity_sandbox([cpu]).call("global_grad_norm", [])
+        outcome = affinity_sandbox([cpu]).call("cpus")
         assert outcome.ok, outcome.error
         assert outcome.value == [cpu]
-    anywhere = affinity_sandbox(None).call("global_grad_norm", [])
+    anywhere = affinity_sandbox(None).call("cpus")
     assert anywhere.ok and anywhere.value == ALLOWED
 
 
@@ -72,7 +72,7 @@ def test_a_box_runs_on_the_cpus_its_grading_process_asked_for(affinity_sandbox):
 @needs_affinity
 @pytest.mark.parametrize("cpus", [[10**6], ["0"], [True], [-1]], ids=["no-such-cpu", "text", "bool", "negative"])
 def test_cpus_that_cannot_be_used_leave_the_box_where_it_was(affinity_sandbox, cpus):
-    outcome = affinity_sandbox(cpus).call("global_grad_norm", [])
+    outcome = affinity_sandbox(cpus).call("cpus")
     assert outcome.ok, outcome.error
     assert outcome.value == ALLOWED
 

@@ -7,7 +7,8 @@ import time
 import pytest
 
 from autograder.sandbox import uids
-from support.helpers import box_specs, outliving, running
+from support import toy
+from support.helpers import outliving, running
 
 pytestmark = pytest.mark.skipif(not uids.running_as_root() or not hasattr(os, "pidfd_open"),
                                 reason="the zygote keeps boxes itself as root only")
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.skipif(not uids.running_as_root() or not hasattr(os, "p
 FORKER = '''
 import os, time
 
-def unscale_gradients(scaled_gradients, scale):
+def fork_and_tell():
     child = os.fork()
     if child == 0:
         time.sleep(300)
@@ -34,11 +35,11 @@ def test_the_worker_is_the_zygotes_child_and_takes_everything_with_it(tmp_path):
     from autograder.sandbox.boxes import start_boxes
     from autograder.sandbox.client import Limits, Sandbox
 
-    boxes = start_boxes()
+    with toy.active():  # any assignment's boxes: these are the zygote's
+        boxes = start_boxes()
     try:
-        specs = box_specs(tmp_path, {"amp_update": FORKER})
-        sandbox = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
-        outcome = sandbox.call("unscale_gradients", [], 1.0)
+        sandbox = Sandbox(toy.MODULE, toy.box_spec(tmp_path, FORKER), boxes, Limits())
+        outcome = sandbox.call("fork_and_tell")
         assert outcome.ok, outcome.error
         inside_pid, inside_parent, _ = outcome.value
         assert (inside_pid, inside_parent) == (1, 0)  # PID 1 of its own namespace
@@ -70,11 +71,12 @@ def test_a_judge_that_dies_takes_its_boxes_with_it(tmp_path):
     from autograder.sandbox.boxes import start_boxes
     from autograder.sandbox.client import Limits, Sandbox
 
-    specs = box_specs(tmp_path, {"amp_update": FORKER})
-    uid = specs["amp_update"]["uid"]
-    boxes = start_boxes()
-    sandbox = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
-    assert sandbox.call("unscale_gradients", [], 1.0).ok
+    spec = toy.box_spec(tmp_path, FORKER)
+    uid = spec["uid"]
+    with toy.active():
+        boxes = start_boxes()
+    sandbox = Sandbox(toy.MODULE, spec, boxes, Limits())
+    assert sandbox.call("fork_and_tell").ok
     worker, zygote = sandbox._box.pid, boxes.process.pid
     boxes.channel.close()  # as if the judge died: nothing closes the box
     boxes.channel = None
@@ -93,11 +95,12 @@ def test_a_zygote_out_of_descriptors_refuses_that_box_and_keeps_serving(tmp_path
     from autograder.sandbox.boxes import start_boxes
     from autograder.sandbox.client import Limits, Sandbox
 
-    boxes = start_boxes()
+    with toy.active():
+        boxes = start_boxes()
     try:
-        specs = box_specs(tmp_path)
-        first = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
-        assert first.call("global_grad_norm", []).ok  # the zygote is up and idle
+        spec = toy.box_spec(tmp_path)
+        first = Sandbox(toy.MODULE, spec, boxes, Limits())
+        assert first.call("add", 1, 2).ok  # the zygote is up and idle
         first.close()
         zygote = boxes.process.pid
         time.sleep(0.2)
@@ -107,8 +110,8 @@ def test_a_zygote_out_of_descriptors_refuses_that_box_and_keeps_serving(tmp_path
         limit = resource.prlimit(zygote, resource.RLIMIT_NOFILE)
         resource.prlimit(zygote, resource.RLIMIT_NOFILE, (held + 3, limit[1]))  # the request's three only
         try:
-            starved = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
-            outcome = starved.call("global_grad_norm", [])
+            starved = Sandbox(toy.MODULE, spec, boxes, Limits())
+            outcome = starved.call("add", 1, 2)
         finally:
             resource.prlimit(zygote, resource.RLIMIT_NOFILE, limit)
         assert not outcome.ok and outcome.error.kind == "sandbox"
@@ -117,8 +120,8 @@ def test_a_zygote_out_of_descriptors_refuses_that_box_and_keeps_serving(tmp_path
         assert len(os.listdir(f"/proc/{zygote}/fd")) == held  # it holds nothing of that box
         with open(f"/proc/{zygote}/task/{zygote}/children", encoding="ascii") as children:
             assert set(children.read().split()) <= children_before
-        again = Sandbox("amp_update", specs["amp_update"], boxes, Limits())
-        assert again.call("global_grad_norm", []).ok
+        again = Sandbox(toy.MODULE, spec, boxes, Limits())
+        assert again.call("add", 1, 2).ok
         again.close()
         starved.close()
     finally:

@@ -74,7 +74,7 @@ class StandInBox:
 def call_box(answer, timeout=2.0, cpu=None, trickle_s=0.0):
     """One call of the judge against a box that writes ``answer(request_id)``;
     returns (outcome, sandbox, wall seconds, the judge's CPU seconds)."""
-    sandbox = Sandbox("amp_update", {"present": True}, boxes=None, limits_=Limits(call_timeout=timeout))
+    sandbox = Sandbox("toy_sum", {"present": True}, boxes=None, limits_=Limits(call_timeout=timeout))
     box = StandInBox(answer, cpu=cpu, trickle_s=trickle_s)
     sandbox._box = box
     wall, cpu_time = time.monotonic(), time.thread_time()
