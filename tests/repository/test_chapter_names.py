@@ -26,6 +26,7 @@ CHAPTER_FIXTURES = {
     "class_folders.py": "a class of this chapter's submissions for the class-report tests",
     "walk_class.py": "the chapter's walk-through class (docs/ta-guide.md)",
     "forged_answers.py": "answers forged against the chapter's scenarios",
+    "hostile_submissions.py": "hostile versions of the chapter's modules",
     "language_check.py": "the chapter's vocabulary that stays untranslated",
     "mutants_amp_update.py": "the chapter's single-mistake submissions",
     "mutants_loss_scaler.py": "the chapter's single-mistake submissions",
