@@ -27,6 +27,7 @@ CHAPTER_FIXTURES = {
     "walk_class.py": "the chapter's walk-through class (docs/ta-guide.md)",
     "forged_answers.py": "answers forged against the chapter's scenarios",
     "hostile_submissions.py": "hostile versions of the chapter's modules",
+    "scenario_specs.py": "a spec for each of the chapter's scenarios",
     "language_check.py": "the chapter's vocabulary that stays untranslated",
     "mutants_amp_update.py": "the chapter's single-mistake submissions",
     "mutants_loss_scaler.py": "the chapter's single-mistake submissions",

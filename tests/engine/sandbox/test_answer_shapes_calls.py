@@ -14,8 +14,8 @@ from autograder.judging.call_errors import describe
 from autograder.sandbox import wire
 from autograder.sandbox.client import Limits, Sandbox
 from support.forged_answers import solution, through_the_wire
-from test_answer_shapes import OWNER, SPECS
-from test_wire_fuzz import StandInBox, framed, reply
+from support.box_stand_in import StandInBox, framed, reply
+from support.scenario_specs import OWNER, SPECS
 
 
 def _asked(module, answer, ask):
