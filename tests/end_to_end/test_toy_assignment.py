@@ -19,9 +19,9 @@ import pytest
 from support import classroom_reporter as reporter  # noqa: E402
 from support.cli import autograder_command, autograder_commands  # noqa: E402
 from support.helpers import ROOT  # noqa: E402
+from support import toy  # noqa: E402
 
-TOY = ROOT / "tests" / "toy_assignment"
-PACKAGE = "tests.toy_assignment"
+TOY = toy.FOLDER
 CHAPTER_MODULES = ("amp_update", "loss_scaler", "amp_training_step")
 WRONG_TOTAL = ("def add(a, b):\n    return a + b\n\n\n"
                "def total(numbers):\n    return sum(numbers[1:])\n")
@@ -30,8 +30,7 @@ WRONG_TOTAL = ("def add(a, b):\n    return a + b\n\n\n"
 def toy_env(**extra):
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("GITHUB_", "AUTOGRADER_")) and key != "CLASSROOM_MANIFEST"}
-    env.update(AUTOGRADER_ASSIGNMENT=PACKAGE, **extra)
-    return env
+    return toy.env(env) | extra
 
 
 def autograder(*args, cwd=ROOT, env=None, timeout=600):
@@ -54,9 +53,9 @@ def grade(folder, results, *extra, env=None):
 def students(tmp_path_factory):
     root = tmp_path_factory.mktemp("toy-class")
     return {
-        "ada": submission(root / "ada" / "exercises", (TOY / "solutions" / "toy_sum.py").read_text()),
+        "ada": submission(root / "ada" / "exercises", toy.SOLUTION),
         "bo": submission(root / "bo" / "exercises", WRONG_TOTAL),
-        "cy": submission(root / "cy" / "exercises", (TOY / "exercises" / "toy_sum.py").read_text()),
+        "cy": submission(root / "cy" / "exercises", toy.STUB),
     }
 
 
