@@ -1,8 +1,10 @@
 """A CPU hog in a class (issue 17): one student's box runs many busy processes
 while honest neighbours are graded beside it by ``grade-many --jobs 2``, with a
-per-call limit short enough that a neighbour's load, charged in wall-clock time,
-would cost them points. Calls are charged in each box's own CPU time, and as
-root every box has an equal, capped CPU share (cgroup).
+short per-call limit: they lose nothing. Two things protect them: calls are charged
+in each box's own CPU time (tests/engine/sandbox/test_call_clock.py checks the
+charging itself), and as root every box has an equal, capped CPU share (cgroup).
+Either one alone keeps the neighbours' marks here, so this test holds the two
+together, end to end, not each.
 
 The limit and the budget are small: the hog's first call is charged its box's
 CPU time, all nine busy processes of it, at most one CPU second per second (the
