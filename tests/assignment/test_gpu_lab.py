@@ -47,6 +47,21 @@ import amp_lab_record as lab_record  # noqa: E402
 import amp_lab_stats as lab_stats  # noqa: E402
 
 
+@pytest.fixture(scope="module", autouse=True)
+def frozen_heap():
+    """The lab collects garbage after each precision path (gc.collect). In the test process
+    each collection would scan all that pytest, torch and transformers hold (~0.2 s, some twenty
+    times in this module); frozen, what was made before is left out, and what the lab makes is
+    collected as in its own process (autograder/sandbox/zygote.py freezes its heap alike)."""
+    import gc
+
+    from transformers import Qwen2ForCausalLM  # noqa: F401 - the model classes, made before the freeze
+
+    gc.freeze()  # no collection first: one costs as much as it would save
+    yield
+    gc.unfreeze()
+
+
 def run_lab(*args, cwd, timeout=180):
     return subprocess.run([sys.executable, str(LAB_SCRIPT), *args], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout)
