@@ -270,7 +270,6 @@ def run_three_paths(workload, overflowing_attempts):
                             ops, lab_layout.EVIDENCE_SMOKE)
 
 
-@pytest.mark.slow
 def test_fp16_backoffs_follow_the_scale_trajectory():
     workload = smoke_workload()
     record = run_three_paths(workload, overflowing_attempts=3)
@@ -284,7 +283,6 @@ def test_fp16_backoffs_follow_the_scale_trajectory():
     assert verdict.valid, verdict.reasons
 
 
-@pytest.mark.slow
 def test_failing_to_stabilise_rejects_the_candidate_consistently():
     workload = smoke_workload(max_scale_backoff_steps=2)
     record = run_three_paths(workload, overflowing_attempts=3)  # one more than allowed
@@ -399,7 +397,6 @@ def real_gpu_args(tmp_path, *extra):
             "--seq-len", "16", "--repeats", "3", "--model-revision", FAKE_COMMIT, *extra]
 
 
-@pytest.mark.slow
 def test_real_gpu_path_with_faked_cuda_builds_a_consistent_record(fake_cuda, fake_hub, tmp_path, capsys):
     torch = lab_common.require_torch()
     assert lab.main(real_gpu_args(tmp_path, "--local-files-only")) == 0, capsys.readouterr().err
@@ -436,7 +433,6 @@ def test_real_gpu_path_with_faked_cuda_builds_a_consistent_record(fake_cuda, fak
     assert not any("evidence_level" in r or "hardware" in r for r in verdict.reasons)
 
 
-@pytest.mark.slow
 def test_real_gpu_bfloat16_candidate_runs_without_a_scaler(fake_cuda, fake_hub, tmp_path):
     assert lab.main(real_gpu_args(tmp_path, "--candidate-dtype", "bfloat16")) == 0
     record = read_strict(tmp_path / "train-amp-backward_fake.json")
@@ -505,7 +501,6 @@ def test_real_gpu_offline_without_cache_explains_local_files_only(fake_cuda, mon
     assert not out.exists()
 
 
-@pytest.mark.slow
 def test_real_gpu_keeps_an_existing_record(fake_cuda, fake_hub, tmp_path, capsys):
     existing = tmp_path / "train-amp-backward_fake.json"
     existing.write_text("{}", encoding="utf-8")
@@ -576,7 +571,6 @@ def offline(monkeypatch, tmp_path):
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", no_hub)
 
 
-@pytest.mark.slow
 def test_cpu_smoke_with_model_path_trains_the_local_checkpoint_offline(local_checkpoint, offline, tmp_path,
                                                                         capsys):
     folder, parameter_count = local_checkpoint
@@ -601,7 +595,6 @@ def test_cpu_smoke_with_model_path_trains_the_local_checkpoint_offline(local_che
     assert any("model.id is 'local:tiny-qwen2-local'" in reason for reason in verdict.reasons)
 
 
-@pytest.mark.slow
 def test_real_gpu_with_model_path_loads_through_the_same_loader(local_checkpoint, fake_cuda, offline, monkeypatch,
                                                                  tmp_path, capsys):
     import transformers
@@ -682,7 +675,6 @@ def test_model_path_problems_are_one_line_and_load_nothing(local_checkpoint, off
         assert "Traceback" not in stderr and not (tmp_path / "out").exists()
 
 
-@pytest.mark.slow
 def test_dry_run_with_model_path_reads_only_the_config(local_checkpoint, tmp_path):
     folder, _ = local_checkpoint
     result = subprocess.run([sys.executable, "-X", "importtime", str(LAB_SCRIPT), "--model-path", str(folder)],
