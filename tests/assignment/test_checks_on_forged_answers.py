@@ -62,9 +62,9 @@ def judged(test, student):
 
 
 def forge(module, reference, rounds, label, honest_passes):
-    problems = []
+    problems, answers = [], {}  # the reference's scenario answers, shared by its students
     for name, test in suite_tests(module):
-        honest = ForgingStudent(module, reference, random.Random(0))
+        honest = ForgingStudent(module, reference, random.Random(0), answers=answers)
         passed, raised = judged(test, honest)
         if raised is not None or (honest_passes and not passed):
             problems.append(f"{label} {name} unforged: {raised or 'fails'}")
@@ -72,7 +72,8 @@ def forge(module, reference, rounds, label, honest_passes):
         for index in range(rounds):
             rng = random.Random(f"{label}:{name}:{index}")
             at = "every" if index % 3 == 2 else rng.randrange(max(honest.calls, 1))
-            student = ForgingStudent(module, reference, rng, forge_at=at, changes=rng.choice((1, 1, 2, 3, 6)))
+            student = ForgingStudent(module, reference, rng, forge_at=at, changes=rng.choice((1, 1, 2, 3, 6)),
+                                     answers=answers)
             raised = judged(test, student)[1]
             if raised is not None:
                 problems.append(f"{label} {name} (forged call {at}):\n{raised}")

@@ -113,16 +113,28 @@ def test_the_chinese_reports_hold_no_english_word_of_ours(walked):
         assert english_words(page_text((out / page).read_text(encoding="utf-8")), names, CODE) == [], page
 
 
-@pytest.mark.parametrize("width", [390, 1280])
-def test_the_pages_fit_a_phone_and_a_laptop(walked, width):
-    from support.browser import find_chromium, measure
+@pytest.fixture(scope="module")
+def measured(walked):
+    """(page, width) -> what the measuring script found, every page at both widths loaded in one
+    Chromium (each one started costs a second or more): a phone's viewport emulated, a laptop's not."""
+    from support.browser import Browser, find_chromium
 
     chromium = find_chromium()
     if chromium is None:
         pytest.skip("chromium is not installed (apt-get install chromium fonts-noto-cjk)")
     result = json.loads((walked["out"] / "similarity" / "similarity.json").read_text(encoding="utf-8"))
     group = next(row["page"] for row in result["modules"]["loss_scaler"]["pairs"] if row["flagged"])
-    for page in ("report.html", "similarity/index.html", f"similarity/{group}"):
-        found = measure(chromium, str(walked["out"] / page), width=width)
+    pages = ("report.html", "similarity/index.html", f"similarity/{group}")
+    with Browser(chromium) as browser:
+        return {(page, width): browser.load(str(walked["out"] / page), width=width, height=900 if width > 500 else 844,
+                                            mobile=width < 500)
+                for page in pages for width in (390, 1280)}
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_pages_fit_a_phone_and_a_laptop(measured, width):
+    for (page, at), found in measured.items():
+        if at != width:
+            continue
         assert found["window"] == width and found["wide"] == [] and found["scroll_width"] <= width, (page, found)
         assert found["flat_bars"] == [] and found["cramped"] == [], (page, found)

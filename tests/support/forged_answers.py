@@ -32,6 +32,21 @@ def through_the_wire(value):
     return wire.decode_value(wire.parse_frame(payload)["value"])
 
 
+def copied(value):
+    """A fresh copy of a value that came ``through_the_wire``: what a second trip gives
+    (fresh containers and tensors; the rest immutable), at a fraction of its cost."""
+    kind = type(value)
+    if kind is list:
+        return [copied(item) for item in value]
+    if kind is tuple:
+        return tuple(copied(item) for item in value)
+    if kind is dict:
+        return {key: copied(item) for key, item in value.items()}
+    if kind is torch.Tensor:
+        return value.clone()
+    return value
+
+
 # -- random values the wire can carry -------------------------------------------------------
 DTYPES = list(wire.DTYPES.values())
 
@@ -125,8 +140,9 @@ def _places(value, found):
 
 
 def forged(value, rng, count):
-    """``value`` (a fresh copy) with ``count`` of its parts, or itself, replaced."""
-    value = through_the_wire(value)
+    """``value`` (a fresh copy; ``value`` came through the wire) with ``count`` of its
+    parts, or itself, replaced."""
+    value = copied(value)
     for _ in range(count):
         places = _places(value, [])
         if not places or rng.random() < 0.1:
@@ -140,12 +156,15 @@ def forged(value, rng, count):
 # -- the stand-in ---------------------------------------------------------------------------
 class ForgingStudent:
     """``student`` for a suite's test: call number ``forge_at`` is forged (None: none,
-    ``"every"``: every call)."""
+    ``"every"``: every call). Students of one ``reference`` may share ``answers``: its
+    scenarios' answers by spec, each computed once (a scenario's answer is a function of
+    its spec: the specs carry their seeds)."""
 
-    def __init__(self, module, reference, rng, forge_at=None, changes=2):
+    def __init__(self, module, reference, rng, forge_at=None, changes=2, answers=None):
         self.module_name, self.module_file = module, f"{module}.py"
         self.spec = {}
         self.reference, self.rng, self.forge_at, self.changes = reference, rng, forge_at, changes
+        self.answers = {} if answers is None else answers
         self.calls = 0
         self.refused = 0  # forged answers the shapes refused (a protocol error)
 
@@ -177,15 +196,27 @@ class ForgingStudent:
         kwargs_after = {key: forged(item, self.rng, 1) for key, item in (outcome.kwargs_after or kwargs).items()}
         return Outcome(True, value, args_after, kwargs_after)
 
+    def _reference_answer(self, name, spec):
+        """(the reference's answer through the wire, its shape), or the Outcome of its raising."""
+        key = (name, json.dumps(spec))
+        if key not in self.answers:
+            try:
+                value = through_the_wire(scenarios.STUDENT_SCENARIOS[name](self.reference, json.loads(key[1])))
+            except Exception as exc:  # noqa: BLE001
+                self.answers[key] = Outcome(False, error=StudentError("exception", type(exc).__name__, str(exc)))
+            else:
+                shape = assignment_side.answer_shape(name, spec)
+                answer_shapes.check(value, shape)  # the reference's own answer always has its shape
+                self.answers[key] = value, shape
+        return self.answers[key]
+
     def scenario(self, name, spec, timeout=None):
-        try:
-            value = through_the_wire(scenarios.STUDENT_SCENARIOS[name](self.reference, json.loads(json.dumps(spec))))
-        except Exception as exc:  # noqa: BLE001
-            return Outcome(False, error=StudentError("exception", type(exc).__name__, str(exc)))
-        shape = assignment_side.answer_shape(name, spec)
-        answer_shapes.check(value, shape)  # the reference's own answer always has its shape
+        answer = self._reference_answer(name, spec)
+        if isinstance(answer, Outcome):
+            return answer
+        value, shape = answer
         if not self._forging():
-            return Outcome(True, value)
+            return Outcome(True, copied(value))
         for _attempt in range(40):  # a forged answer the shape lets through, when one is found
             candidate = forged(value, self.rng, self.changes)
             try:
