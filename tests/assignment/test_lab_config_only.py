@@ -12,7 +12,7 @@ import pytest
 
 from autograder.assignment.lab import check as lab_check, gpu_specs as lab_gpu_specs
 from support.torch_threads import one_torch_thread  # noqa: F401 - the lab's small steps, run here
-from test_gpu_lab import LAB_SCRIPT, FakeCuda, lab, lab_common, lab_flops, lab_models, read_strict
+from support.lab_script import LAB_SCRIPT, FakeCuda, lab, lab_common, lab_flops, lab_models, read_strict
 
 TINY_CONFIG = {"model_type": "qwen2", "vocab_size": 300, "hidden_size": 64, "intermediate_size": 128,
                "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,

@@ -10,7 +10,7 @@ import pytest
 
 from support.language_check import english_runs
 from support.torch_threads import one_torch_thread  # noqa: F401 - the lab's small steps, run here
-from test_gpu_lab import LAB_SCRIPT, lab
+from support.lab_script import LAB_SCRIPT, lab
 
 CJK = "\u4e00"
 

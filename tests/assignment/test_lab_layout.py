@@ -13,7 +13,7 @@ import pytest
 
 from autograder import active_assignment
 from autograder.assignment.lab import check as lab_check, layout as checker_layout
-from test_gpu_lab import lab_layout
+from support.lab_script import lab_layout
 from support.helpers import ROOT
 
 LAYOUT_FILE = ROOT / checker_layout.LAB_LAYOUT_FILE

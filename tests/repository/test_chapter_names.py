@@ -28,6 +28,8 @@ CHAPTER_FIXTURES = {
     "forged_answers.py": "answers forged against the chapter's scenarios",
     "hostile_submissions.py": "hostile versions of the chapter's modules",
     "scenario_specs.py": "a spec for each of the chapter's scenarios",
+    "similarity_class.py": "the chapter's modules and variants for the similarity classes",
+    "lab_script.py": "the chapter's GPU lab loaded in the test process",
     "language_check.py": "the chapter's vocabulary that stays untranslated",
     "mutants_amp_update.py": "the chapter's single-mistake submissions",
     "mutants_loss_scaler.py": "the chapter's single-mistake submissions",

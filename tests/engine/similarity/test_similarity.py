@@ -22,6 +22,7 @@ from support.helpers import ROOT
 from support import honest  # noqa: E402
 from support.cli import autograder_command, main_in_process  # noqa: E402
 from support.disguise import disguise  # noqa: E402
+from support.similarity_class import HOSTILE, HOSTILE_CODE, MODULES, read_file, variant, write_module  # noqa: E402
 
 from autograder.similarity import fingerprints, groups, pairs as similarity  # noqa: E402
 from autograder.class_reports import flags as class_flags, write as class_write  # noqa: E402
@@ -29,42 +30,23 @@ from autograder.class_reports.html_student import partners_of  # noqa: E402
 
 pytest.importorskip("copydetect", reason="copydetect (requirements-dev.txt) runs the similarity check")
 
-MODULES = ("amp_update", "loss_scaler", "amp_training_step")
 COMPARED = ("loss_scaler", "amp_training_step")    # amp_update's reference is public
-VARIANTS = {"amp_update": "amp_update_foreach", "loss_scaler": "loss_scaler_tensor",
-            "amp_training_step": "amp_training_step_alt"}
-HOSTILE = "<img src=x onerror=alert(1)>"
-HOSTILE_CODE = ('SCRIPT = "</pre><script>alert(document.cookie)</script>"\n'
-                "access = 'user' # \u202e \u2066 admin \u2069 \u2066\n")
 HONEST = ("hana", "lena", "olga", "sven", "zane")
-
-
-def _write(folder, module, text):
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{module}.py").write_text(text, encoding="utf-8")
-
-
-def _read(*parts):
-    return ROOT.joinpath(*parts).read_text(encoding="utf-8")
-
-
-def variant(module):
-    return _read("tests", "variants", f"{VARIANTS[module]}.py")
 
 
 def build_class(root):
     grad_scaler, _ = similarity.framework_source()
     for module in MODULES:
-        _write(root / "alice" / "exercises", module, _read("solutions", f"{module}.py"))
-        _write(root / "rita" / "exercises", module, disguise(_read("solutions", f"{module}.py")))
-        _write(root / "bob" / "exercises", module, variant(module))
+        write_module(root / "alice" / "exercises", module, read_file("solutions", f"{module}.py"))
+        write_module(root / "rita" / "exercises", module, disguise(read_file("solutions", f"{module}.py")))
+        write_module(root / "bob" / "exercises", module, variant(module))
         copied = disguise(variant(module))
         compile(copied, module, "exec")  # still a Python module
-        _write(root / "dave" / "exercises", module, copied)
-        _write(root / "erin" / "exercises", module, _read("exercises", f"{module}.py"))
-    _write(root / "carol", "amp_update", _read("tests", "variants", "amp_update_float64.py"))
-    _write(root / "frank" / "exercises", "loss_scaler", disguise(grad_scaler.read_text(encoding="utf-8")))
-    _write(root / HOSTILE / "exercises", "amp_update", _read("exercises", "amp_update.py") + HOSTILE_CODE)
+        write_module(root / "dave" / "exercises", module, copied)
+        write_module(root / "erin" / "exercises", module, read_file("exercises", f"{module}.py"))
+    write_module(root / "carol", "amp_update", read_file("tests", "variants", "amp_update_float64.py"))
+    write_module(root / "frank" / "exercises", "loss_scaler", disguise(grad_scaler.read_text(encoding="utf-8")))
+    write_module(root / HOSTILE / "exercises", "amp_update", read_file("exercises", "amp_update.py") + HOSTILE_CODE)
     honest.write_class(root, HONEST)
     return {path.name: path / "exercises" if (path / "exercises").is_dir() else path for path in root.iterdir()}
 
@@ -133,7 +115,7 @@ def test_the_template_code_is_never_evidence(checked):
     policy = similarity.policies()["loss_scaler"][0]
     found, _, _ = similarity.compare_module(texts, [], policy)
     assert [group.members for group in found] == [["alice", "erin"]]
-    stub = _read("exercises", "loss_scaler.py")
+    stub = read_file("exercises", "loss_scaler.py")
     found, pairs, _ = similarity.compare_module(texts, similarity.module_boilerplate("loss_scaler", stub, "", {}),
                                                 policy)
     assert found == [] and pairs == []
@@ -156,7 +138,7 @@ def test_a_solution_passed_round_is_one_group_however_many_copied(tmp_path, copi
                 text = text.replace("\n\n\n", f"\n\n# copy {index}, my own work\n\n")
             if index % 3 == 2:
                 text += f"\nCHECKED_BY = 'student {index}'\nATTEMPTS = {index} * 2 + 1\n"
-            _write(tmp_path / f"copy{index:02d}", module, text)
+            write_module(tmp_path / f"copy{index:02d}", module, text)
     submissions = {path.name: path for path in tmp_path.iterdir()}
     result = similarity.run(submissions, tmp_path / "out")
     for module in MODULES:
@@ -176,7 +158,7 @@ def test_what_many_students_share_still_counts():
 
 
 def test_identical_code_is_one_submission_and_stubs_are_no_group():
-    stub = _read("exercises", "loss_scaler.py")
+    stub = read_file("exercises", "loss_scaler.py")
     code = variant("loss_scaler")
     texts = {"a": code, "b": code.replace("\n", "\r\n"), "c": disguise(code), "d": stub, "e": stub}
     submissions = groups.distinct(texts)
@@ -206,8 +188,8 @@ def test_fingerprints_are_copydetects_own_of_the_canonical_form():
     import numpy as np
     from copydetect import CodeFingerprint, compare_files
 
-    stub = _read("exercises", "loss_scaler.py")
-    texts = [_read("solutions", "loss_scaler.py"), variant("loss_scaler"), HOSTILE_CODE, ""]
+    stub = read_file("exercises", "loss_scaler.py")
+    texts = [read_file("solutions", "loss_scaler.py"), variant("loss_scaler"), HOSTILE_CODE, ""]
     boilerplates = [None, similarity.module_boilerplate("loss_scaler", stub, "", similarity.load_calibration())]
     for text in texts:
         for boilerplate in boilerplates:
@@ -267,7 +249,7 @@ def test_honest_students_the_calibration_never_saw_are_not_flagged(tmp_path):
     honest.write_class(tmp_path, folder=honest.HELD_OUT_DIR)
     honest.write_class(tmp_path, ("hana", "olga", "ravi"))
     for module in MODULES:
-        _write(tmp_path / "bob", module, variant(module))
+        write_module(tmp_path / "bob", module, variant(module))
     result = similarity.run({path.name: path for path in tmp_path.iterdir()}, tmp_path / "out")
     for module in MODULES:
         assert flagged_groups(result, module) == [], module
@@ -347,7 +329,7 @@ def test_result_file_and_report_section(checked, tmp_path):
 def test_skipped_without_copydetect(tmp_path, monkeypatch):
     monkeypatch.setattr(similarity, "copydetect_version", lambda: None)
     student = tmp_path / "class" / "ann"
-    _write(student, "amp_update", "x = 1\n")
+    write_module(student, "amp_update", "x = 1\n")
     result = similarity.run({"ann": student}, tmp_path / "out")
     assert "copydetect is not installed" in result["skipped"]
     class_write.write_all(tmp_path / "out", {"seed": 1, "students": {"ann": {"status": "ok"}}})

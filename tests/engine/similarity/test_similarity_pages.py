@@ -16,7 +16,7 @@ import pytest
 from support import honest  # noqa: E402
 from support.disguise import disguise  # noqa: E402
 from support.language_check import english_runs  # noqa: E402
-from test_similarity import HOSTILE, HOSTILE_CODE, MODULES, _read, _write, variant  # noqa: E402
+from support.similarity_class import HOSTILE, HOSTILE_CODE, MODULES, read_file, variant, write_module  # noqa: E402
 
 from autograder.similarity import pairs as similarity  # noqa: E402
 from autograder.similarity.display import PAGE_NAME  # noqa: E402
@@ -36,13 +36,13 @@ def my_own_helper(values, limit):
 def build_class(root):
     grad_scaler, _ = similarity.framework_source()
     for module in MODULES:
-        _write(root / "bob", module, variant(module))
-        _write(root / "dave", module, disguise(variant(module)))
-        _write(root / "gus", module, variant(module) + EXTRA)
-        _write(root / "alice", module, _read("solutions", f"{module}.py"))
-        _write(root / "erin", module, _read("exercises", f"{module}.py"))
-    _write(root / "frank", "loss_scaler", disguise(grad_scaler.read_text(encoding="utf-8")))
-    _write(root / HOSTILE, "amp_update", _read("exercises", "amp_update.py") + HOSTILE_CODE)
+        write_module(root / "bob", module, variant(module))
+        write_module(root / "dave", module, disguise(variant(module)))
+        write_module(root / "gus", module, variant(module) + EXTRA)
+        write_module(root / "alice", module, read_file("solutions", f"{module}.py"))
+        write_module(root / "erin", module, read_file("exercises", f"{module}.py"))
+    write_module(root / "frank", "loss_scaler", disguise(grad_scaler.read_text(encoding="utf-8")))
+    write_module(root / HOSTILE, "amp_update", read_file("exercises", "amp_update.py") + HOSTILE_CODE)
     honest.write_class(root, ("ivo", "pavel", "wei"))
     return {path.name: path for path in root.iterdir()}
 
@@ -143,8 +143,8 @@ def test_a_hostile_pair_page_is_escaped(tmp_path):
     from autograder.similarity.groups import Pair
     from autograder.similarity.side_by_side import PageWriter
 
-    text = _read("exercises", "amp_update.py") + HOSTILE_CODE
-    writer = PageWriter(tmp_path, {"amp_update": _read("exercises", "amp_update.py")})
+    text = read_file("exercises", "amp_update.py") + HOSTILE_CODE
+    writer = PageWriter(tmp_path, {"amp_update": read_file("exercises", "amp_update.py")})
     name = writer.pair("amp_update", 1, Pair(HOSTILE, "bob", 0.5, 0.4, 120), text, HOSTILE_CODE + "x = 1\n")
     page = (tmp_path / name).read_text(encoding="utf-8")
     assert "<script" not in page.lower() and "<img" not in page.lower()
@@ -179,7 +179,7 @@ def test_a_pair_page_numbers_and_links_its_regions_and_never_marks_given_code(pa
     targets = re.findall(r'class="n" id="[ab]\d+(?:-\d+)?" href="#([ab]\d+)"', page)
     assert targets and all(target in ids for target in targets)       # every number has its partner
     assert {t[1:] for t in targets if t[0] == "a"} & {t[1:] for t in targets if t[0] == "b"}
-    given = {line.strip() for line in _read("exercises", "loss_scaler.py").split("\n") if line.strip()}
+    given = {line.strip() for line in read_file("exercises", "loss_scaler.py").split("\n") if line.strip()}
     for marked in re.findall(r'<mark class="[ab]">(.*?)</mark>', page, re.DOTALL):
         for line in html.unescape(marked).split("\n"):
             assert not line.strip() or line.strip() not in given, line
