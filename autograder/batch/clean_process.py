@@ -110,14 +110,18 @@ def _run(judge, job, progress_r, bar, meanwhile):
     interrupted here (Ctrl-C, SIGTERM or SIGHUP, passed on to B)."""
     interrupted = False
     try:
-        with interrupts.as_interrupt():
+        # B is told at once: the interrupt raised here may be lost in meanwhile()'s imports
+        with interrupts.as_interrupt(first=lambda: interrupts.ask_to_stop(judge.process)) as received:
             judge.send(job)
             if meanwhile is not None:
                 meanwhile()
+            received.check()
             with os.fdopen(progress_r, "rb", buffering=0) as progress:
                 progress_r = None
                 for line in _lines(progress):
+                    received.check()
                     _show(bar, line)
+            received.check()
             judge.process.wait()
     except KeyboardInterrupt:
         interrupted = True

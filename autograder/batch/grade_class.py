@@ -326,9 +326,10 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
 
     # Ctrl-C or SIGTERM end the batch, once: the clean-up below must run to its end.
     handlers = contextlib.ExitStack()
-    handlers.enter_context(interrupts.as_interrupt(("SIGINT", "SIGTERM"), once=True))
+    received = handlers.enter_context(interrupts.as_interrupt(("SIGINT", "SIGTERM"), once=True))
     try:
         while pending or active:
+            received.check()
             while pending and len(active) < jobs:
                 job = pending.popleft()
                 if pool is not None:

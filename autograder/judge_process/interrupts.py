@@ -21,19 +21,44 @@ def _interrupt(signum, _frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+class Received:
+    """The stop signal an :func:`as_interrupt` block turned into KeyboardInterrupt, if any.
+
+    Python runs a signal's handler between two bytecodes of whatever runs then; when
+    that is code whose exceptions Python ignores (a weakref callback of an import's
+    lock, a ``__del__``: "Exception ignored in ..."), the interrupt is printed and
+    lost, and the block goes on as if the signal never came. A loop that waits calls
+    :meth:`check` on each turn: it raises the interrupt again there. Reached only when
+    it was lost: had it propagated, the loop would have ended."""
+
+    def __init__(self):
+        self.signum = None
+
+    def check(self):
+        if self.signum is not None:
+            raise KeyboardInterrupt(f"signal {self.signum}")
+
+
 @contextlib.contextmanager
-def as_interrupt(names=STOP_SIGNALS, once=False):
+def as_interrupt(names=STOP_SIGNALS, once=False, first=None):
     """(A) While this lasts, SIGTERM and SIGHUP (``names``) raise KeyboardInterrupt as
     Ctrl-C does (in the main thread; elsewhere signals cannot be handled and nothing
     changes). ``once``: the first of them sets all of them to be ignored before it
     raises, so that a second one -- a terminal's Ctrl-C and the command line's SIGTERM
-    arrive together -- cannot cut short the clean-up the first one started."""
+    arrive together -- cannot cut short the clean-up the first one started. ``first``:
+    called by the handler before it raises (say, to pass the stop on to a judge process
+    at once, whether or not the interrupt is lost). Yields a :class:`Received` for the
+    block's waiting loops."""
     numbers = [getattr(signal, name) for name in names if hasattr(signal, name)]
+    received = Received()
 
     def interrupt(signum, frame):
         if once:
             for number in numbers:
                 signal.signal(number, signal.SIG_IGN)
+        received.signum = signum
+        if first is not None:
+            first()
         _interrupt(signum, frame)
 
     previous = {}
@@ -41,7 +66,7 @@ def as_interrupt(names=STOP_SIGNALS, once=False):
         for number in numbers:
             previous[number] = signal.signal(number, interrupt)
     try:
-        yield
+        yield received
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
@@ -73,11 +98,16 @@ def judge_boxes():
         boxes.close()
 
 
+def ask_to_stop(process):
+    """(A) Ask judge process ``process`` to stop as on Ctrl-C, without waiting."""
+    with contextlib.suppress(OSError):
+        process.send_signal(signal.SIGTERM)
+
+
 def stop(process, wait_s):
     """(A) Ask judge process ``process`` to stop as on Ctrl-C and wait for it;
     killed past ``wait_s`` seconds."""
-    with contextlib.suppress(OSError):
-        process.send_signal(signal.SIGTERM)
+    ask_to_stop(process)
     try:
         process.wait(timeout=wait_s)
     except subprocess.TimeoutExpired:

@@ -181,17 +181,19 @@ def run_once(role, job, prefix, on_wait=None):
     the test it starts, :class:`Progress`); ``on_wait(progress)`` is called every WAIT_S
     while B works. Ctrl-C, SIGTERM or SIGHUP stop B, then raise KeyboardInterrupt.
     Raises :class:`GradingFailed` when B fails or answers nonsense."""
-    with interrupts.as_interrupt(), Judge(role, prefix) as judge:
+    with interrupts.as_interrupt() as received, Judge(role, prefix) as judge:
         result = judge.path("report.json")
         progress = Progress(judge.path("progress"))
         judge.send(dict(job, result=result, progress=progress.path))
 
         def waiting():
-            progress.poll()
-            on_wait(progress)
+            received.check()
+            if on_wait is not None:
+                progress.poll()
+                on_wait(progress)
 
         try:
-            code = judge.wait(None if on_wait is None else waiting)
+            code = judge.wait(waiting)
         except KeyboardInterrupt:
             judge.stop()  # its boxes are gone before their folders
             raise

@@ -44,3 +44,38 @@ def test_without_once_the_second_signal_interrupts_the_clean_up():
     done = _run("plain")
     assert done.returncode != 0 and "KeyboardInterrupt" in done.stderr
     assert "cleaned up" not in done.stdout
+
+
+# The signal lands in code whose exceptions Python ignores (here a __del__; in a real run, the
+# weakref callback of an import's lock): its KeyboardInterrupt is printed and lost.
+_LOST = textwrap.dedent("""
+    import os, signal, sys
+    sys.path.insert(0, sys.argv[1])
+    from autograder.judge_process import interrupts
+
+    class Swallows:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # the handler runs between these bytecodes, inside __del__
+                pass
+
+    with interrupts.as_interrupt(first=lambda: print("told")) as received:
+        try:
+            Swallows()
+            print("lost")
+            received.check()
+            print("not raised again")
+        except KeyboardInterrupt:
+            print("raised again")
+""")
+
+
+def test_an_interrupt_lost_where_python_ignores_exceptions_is_raised_again():
+    """grade-many's command line once went on grading a class after its SIGTERM: the signal
+    came while it imported the class report's packages, inside a lock's weakref callback.
+    Its waiting loops call Received.check, which raises the lost interrupt again, and the
+    judge process is told to stop by the handler itself (``first``), lost or not."""
+    done = subprocess.run([sys.executable, "-c", _LOST, str(ROOT)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "Exception ignored" in done.stderr and "KeyboardInterrupt" in done.stderr
+    assert done.stdout.split() == ["told", "lost", "raised", "again"]
