@@ -1,7 +1,7 @@
 """Many fresh-interpreter runs for the price of one interpreter start.
 
 One fresh interpreter imports what every run imports first (``warm``), then forks a
-child per run. The child is the run: it starts from that import alone, as a fresh
+child per run, as many at a time as it has CPUs. The child is the run: it starts from that import alone, as a fresh
 interpreter would after it, and nothing a run before it left behind (modules, conftest
 constants, torch's global state) reaches it. Its output goes to a file of its own.
 
@@ -69,27 +69,42 @@ def _code_run(name, source):
     return 0
 
 
-def _run_one(body, *job):
-    """The child: one run, its output in a file; returns (exit code, output, seconds)."""
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as log:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child's exit status carries the result
-            code = 70
-            try:
-                os.dup2(log.fileno(), 1)
-                os.dup2(log.fileno(), 2)
-                code = body(*job)
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        seconds = time.monotonic() - started
-        log.seek(0)
-        return os.waitstatus_to_exitcode(status), log.read(), seconds
+def _start(body, job):
+    """A child for one run, its output in a file of its own: (pid, file, start time)."""
+    log = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's exit status carries the result
+        code = 70
+        try:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            code = body(*job)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return pid, log, started
+
+
+def _run_all(body, runs, at_once):
+    """Every run, ``at_once`` children at a time; [(exit code, output, seconds)] in order."""
+    results, running, waiting = [None] * len(runs), {}, list(enumerate(runs))
+    while waiting or running:
+        while waiting and len(running) < at_once:
+            index, job = waiting.pop(0)
+            pid, log, started = _start(body, job)
+            running[pid] = (index, log, started)
+        pid, status = os.wait()
+        if pid not in running:
+            continue
+        index, log, started = running.pop(pid)
+        with log:
+            log.seek(0)
+            results[index] = (os.waitstatus_to_exitcode(status), log.read(), time.monotonic() - started)
+    return results
 
 
 def _load_plugins():
@@ -121,7 +136,7 @@ def main():
     gc.freeze()
     body = {"pytest": _pytest_run, "code": _code_run}[mode]
     with results:
-        json.dump([_run_one(body, *job) for job in runs], results)
+        json.dump(_run_all(body, runs, len(os.sched_getaffinity(0))), results)
 
 
 if __name__ == "__main__":
