@@ -12,6 +12,7 @@ from support import mutants_amp_update
 from support import mutants_loss_scaler
 import pytest
 from support.helpers import MODULES, mutate, scores, todos_named
+from support.parallel_grades import grade_all
 
 # The slow tier (docs/maintaining.md): every mutant is graded (minutes).
 pytestmark = pytest.mark.slow
@@ -26,19 +27,35 @@ MEASURED = {}
 COSTLY = 3  # hidden points no mistake may cost while every visible test passes (issue 38)
 
 
+def own_seed(case):
+    """A second seed of the mutant's own (its name's checksum): ~150 seeds across the set."""
+    return zlib.crc32(case.name.encode())
+
+
+@pytest.fixture(scope="module")
+def mutant_grades(request, tmp_path_factory):
+    """name -> (grade at seed 4242, grade at its own seed) of the mutants this run selected,
+    each in its own module, graded two at a time (support.parallel_grades)."""
+    chosen = [item.callspec.params["case"] for item in request.session.items
+              if item.originalname == "test_mutant_loses_points_on_its_test"]
+    jobs = []
+    for case in chosen:
+        module = next(module for module, known in CASES if known is case)
+        jobs += [({module: case.source(module)}, seed, [module]) for seed in (4242, own_seed(case))]
+    reports = grade_all(jobs, tmp_path_factory.mktemp("mutants"))
+    return {case.name: (reports[2 * index], reports[2 * index + 1]) for index, case in enumerate(chosen)}
+
+
 @pytest.mark.parametrize("module, case", CASES, ids=[case.name for _module, case in CASES])
-def test_mutant_loses_points_on_its_test(grade_dir, module, case):
+def test_mutant_loses_points_on_its_test(mutant_grades, module, case):
     source = case.source(module)
     compile(source, f"{case.name}.py", "exec")  # a mutant must be a real program, not a syntax error
-    report = grade_dir({module: source}, seed=4242, modules=[module])
+    report, at_own_seed = mutant_grades[case.name]
     by_module, failed = scores(report)
-    # The verdict is the implementation's, not the seed's: each grade of a class
-    # has its own seed. A second seed of the mutant's own (its name's checksum)
-    # puts ~150 seeds across the set; test_same_verdict_at_five_seeds holds the
-    # mistakes a seed once decided.
-    seed = zlib.crc32(case.name.encode())
-    assert scores(grade_dir({module: source}, seed=seed, modules=[module]))[1] == failed, \
-        f"{case.name}: the failed tests differ between seeds 4242 and {seed}"
+    # The verdict is the implementation's, not the seed's: each grade of a class has its
+    # own seed. test_same_verdict_at_five_seeds holds the mistakes a seed once decided.
+    assert scores(at_own_seed)[1] == failed, \
+        f"{case.name}: the failed tests differ between seeds 4242 and {own_seed(case)}"
     assert any(t.passed for t in report.tests if t.module == module), f"{case.name} fails everything: not a mutant"
     missing = case.must_fail - failed
     assert not missing, f"{case.name}: expected these tests to fail: {sorted(missing)}; failed: {sorted(failed)}"
