@@ -62,9 +62,10 @@ def run(args):
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     saves = FolderWatch(submission)
     width = shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
-    with interrupts.as_interrupt():  # SIGTERM or SIGHUP end the session as Ctrl-C does
+    with interrupts.as_interrupt() as received:  # SIGTERM or SIGHUP end the session as Ctrl-C does
         watching.watch(saves, submission, seed, show, include_hidden=not args.visible_only,
-                       modules=args.module, lang=args.lang, display=display, results=args.results, width=width)
+                       modules=args.module, lang=args.lang, display=display, results=args.results, width=width,
+                       check=received.check)
     sys.stdout.write(t("Stopped watching.", args.lang) + "\n")
     sys.stdout.flush()
     return 0

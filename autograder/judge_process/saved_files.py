@@ -60,9 +60,12 @@ class FolderWatch:
         self.stats, self.hashes = stats, hashes
         return names
 
-    def wait(self, poll_s=POLL_S):
-        """Block until some module changed; returns the changed names."""
+    def wait(self, poll_s=POLL_S, between=None):
+        """Block until some module changed; returns the changed names. ``between()`` is
+        called on each turn."""
         while True:
+            if between is not None:
+                between()
             names = self.changed()
             if names:
                 return names

@@ -92,12 +92,14 @@ class WatchJudge:
 
 
 def watch(saves, submission, seed, show, include_hidden=True, modules=None, lang="en", display=None,
-          results="results.json", width=80):
+          results="results.json", width=80, check=None):
     """(A) Grade ``submission`` with ``seed``, then again each time ``saves`` (a
     :class:`~autograder.judge_process.saved_files.FolderWatch`) sees a module saved,
     until Ctrl-C, SIGTERM or SIGHUP. ``show(report, status)`` writes and shows each
     finished grade with its status lines (what was saved, what changed, in ``width``
-    cells). A save while a grade runs cancels it; a judge that died is replaced."""
+    cells). A save while a grade runs cancels it; a judge that died is replaced.
+    ``check()``, called on each turn of every wait, raises an interrupt the caller's
+    handler lost (:class:`autograder.judge_process.interrupts.Received`)."""
     from autograder.intake.integrity import submission_tamper_flags
     from autograder.judge_process.running_test import RunningTest
     from autograder.reports.terminal import change_lines
@@ -109,7 +111,10 @@ def watch(saves, submission, seed, show, include_hidden=True, modules=None, lang
     running = RunningTest(lang)
     previous, saved, started, pending = None, [], time.monotonic(), []
 
+    check = check or (lambda: None)
+
     def on_wait(progress):
+        check()
         running(progress)
         names = saves.changed()
         pending.extend(name for name in names if name not in pending)
@@ -145,7 +150,7 @@ def watch(saves, submission, seed, show, include_hidden=True, modules=None, lang
             status.append(t("Watching {folder} (seed {seed}, results in {results}): save a module to grade "
                             "again, Ctrl-C to stop.", lang, folder=display, seed=seed, results=results))
             show(report, status)
-            saved = list(pending) or saves.wait()
+            saved = list(pending) or saves.wait(between=check)
             pending.clear()
             started = time.monotonic()
     except KeyboardInterrupt:

@@ -3,6 +3,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from support.helpers import ROOT
 
 # Both signals pending at once, as when a terminal's Ctrl-C reaches the batch's judge
@@ -79,3 +80,23 @@ def test_an_interrupt_lost_where_python_ignores_exceptions_is_raised_again():
     assert done.returncode == 0, done.stderr
     assert "Exception ignored" in done.stderr and "KeyboardInterrupt" in done.stderr
     assert done.stdout.split() == ["told", "lost", "raised", "again"]
+
+
+def test_watch_checks_for_a_lost_interrupt_while_it_waits_for_a_save(tmp_path):
+    """Between two grades `watch` waits for a save; a SIGTERM lost meanwhile (a closed
+    terminal) must still end the session: the wait calls the check on each turn."""
+    from autograder.judge_process.interrupts import Received
+    from autograder.judge_process.saved_files import FolderWatch
+
+    received = Received()
+    turns = []
+
+    def between():
+        turns.append(1)
+        if len(turns) == 3:
+            received.signum = 15  # what the handler records before its interrupt is lost
+        received.check()
+
+    with pytest.raises(KeyboardInterrupt, match="signal 15"):
+        FolderWatch(tmp_path).wait(poll_s=0.01, between=between)
+    assert len(turns) == 3
