@@ -2,14 +2,13 @@
 time with a complete report, the misbehaving module earns nothing, and the other
 modules keep their points."""
 import os
-import pathlib
-import signal
 import time
 
 import pytest
 
 from support.cli import autograder_command
 from support.helpers import said_once_per_module
+from support.hostile import sweep
 
 from autograder.sandbox.client import Limits
 
@@ -116,16 +115,7 @@ if os.fork() == 0:
 }
 
 
-def sleepers():
-    found = []
-    for entry in pathlib.Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if b"3133" in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found
+SLEEPER_MARK = "3133"  # in the command lines of the sleepers above (31337, 31338)
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
@@ -145,7 +135,7 @@ def test_hostile_amp_update_is_contained(grade_dir, name, tmp_path, monkeypatch)
     assert elapsed < 120, f"grading took {elapsed:.0f} s"
     assert "FORGED" not in output.read_text()
     if os.path.isdir("/proc"):
-        assert sleepers() == [], "a background process outlived grading"
+        assert sweep(SLEEPER_MARK) == [], "a background process outlived grading"
 
 
 def test_feedback_names_the_cause(grade_dir):
@@ -159,11 +149,7 @@ def test_feedback_names_the_cause(grade_dir):
 
 
 def teardown_module():
-    for pid in sleepers():  # never leave a test's sleeper behind, even on failure
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    sweep(SLEEPER_MARK)  # never leave a test's sleeper behind, even on failure
 
 
 REWRITE_GRADER = WRONG_FUNCTIONS + '''
