@@ -36,14 +36,12 @@ def own_seed(case):
 def mutant_grades(request, tmp_path_factory):
     """name -> (grade at seed 4242, grade at its own seed) of the mutants this run selected,
     each in its own module, graded two at a time (support.parallel_grades)."""
-    chosen = [item.callspec.params["case"] for item in request.session.items
+    chosen = [(item.callspec.params["module"], item.callspec.params["case"]) for item in request.session.items
               if item.originalname == "test_mutant_loses_points_on_its_test"]
-    jobs = []
-    for case in chosen:
-        module = next(module for module, known in CASES if known is case)
-        jobs += [({module: case.source(module)}, seed, [module]) for seed in (4242, own_seed(case))]
+    jobs = [({module: case.source(module)}, seed, [module])
+            for module, case in chosen for seed in (4242, own_seed(case))]
     reports = grade_all(jobs, tmp_path_factory.mktemp("mutants"))
-    return {case.name: (reports[2 * index], reports[2 * index + 1]) for index, case in enumerate(chosen)}
+    return {case.name: (reports[2 * index], reports[2 * index + 1]) for index, (_module, case) in enumerate(chosen)}
 
 
 @pytest.mark.parametrize("module, case", CASES, ids=[case.name for _module, case in CASES])
