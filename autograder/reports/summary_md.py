@@ -73,7 +73,8 @@ def render(report):
     lines += ["", "| " + " | ".join(headers) + " |", "| --- | --- | ---: |"]
     for test in report.tests:
         if test.visibility == "visible":
-            mark = "✅ " + t("pass", lang) if test.passed else "❌ " + t("fail", lang)
+            mark = "✅ " + t("pass", lang) if test.passed else \
+                "⚠️ " + t("not graded", lang) if test.fault else "❌ " + t("fail", lang)
             lines.append(f"| {safe_text.markdown_text(test.name, limit=200)} | {mark} "
                          f"| {test.score:g} / {test.max_score:g} |")
     hidden_passed, hidden_total = report.count("hidden")

@@ -106,12 +106,16 @@ def _module_rows(report, lang, with_diagnosis):
     scores = score_cells(pairs)
     visible = " " + t("visible", lang) if not_run else ""
     diagnosis = report.diagnosis if isinstance(report.diagnosis, dict) else {}
+    not_graded = report.not_graded()
     rows = []
     for (module, (score, maximum)), score_text in zip(modules.items(), scores):
         missing = not_run.get(module, 0)
         entry = diagnosis.get(module) if with_diagnosis else None
         if entry:
             fix = safe_text.terminal_line(entry.get("message", ""), limit=300)
+        elif not_graded.get(module):  # never a ✓ for what the grader failed to check
+            fix = t("{points} points not graded: the grader failed (tell the course staff)", lang,
+                    points=_points(not_graded[module]))
         elif maximum and score >= maximum and not missing:
             fix = "✓"
         elif maximum and score >= maximum:
@@ -182,7 +186,7 @@ def cut(line, width):
 
 
 def _test_line(test, lang):
-    mark = t("PASS", lang) if test.passed else t("FAIL", lang)
+    mark = t("PASS", lang) if test.passed else t("NOT GRADED", lang) if test.fault else t("FAIL", lang)
     tag = "" if test.visibility == "visible" else " " + t("(hidden)", lang)
     return (f"{mark}  {safe_text.terminal_line(test.name, limit=300)}  "
             f"{_points(test.score)}/{_points(test.max_score)}{tag}")
