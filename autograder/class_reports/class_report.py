@@ -79,6 +79,9 @@ class Row:
         self.max_score = number(self.data.get("max_score"))
         extra = _dict(self.data.get("extra_data"))
         self.flags = text_list(extra.get("flags"))
+        # tests the grader's own code failed to check (not graded): "type at where" each
+        self.grader_faults = [f"{fault.get('type', '?')} at {fault.get('where') or '?'}" for fault in
+                              (_dict(_dict(test.get("extra_data")).get("grader_fault")) for test in self.tests) if fault]
         self.lang = extra.get("lang") if isinstance(extra.get("lang"), str) else "en"
         self.seed = extra.get("seed", entry.get("seed"))
         self.isolation = _dict(extra.get("isolation"))
@@ -223,7 +226,8 @@ def render_csv(rows, columns):
         cells += [fmt_number(tests[key].get("score", 0)) if key in tests else "" for key, _ in columns]
         if with_commits:
             cells += [csv_cell(cell) for cell in commit_cells(row)]
-        cells += [csv_cell(row.seed if row.seed is not None else ""), csv_cell("; ".join(row.flags)),
+        flags = row.flags + [f"the grader failed (not graded): {fault}" for fault in row.grader_faults]
+        cells += [csv_cell(row.seed if row.seed is not None else ""), csv_cell("; ".join(flags)),
                   csv_cell(row.reason)]
         writer.writerow(cells)
     return out.getvalue()
