@@ -161,3 +161,20 @@ def test_the_judges_own_decoder_failing_is_the_graders_not_an_unreadable_answer(
     monkeypatch.undo()
     sandbox, outcome = call_stand_in(bad_tensor)
     assert outcome.error.kind == "protocol" and sandbox.faults == []
+
+
+def test_a_failure_of_the_workers_own_report_keeps_the_students_error(tmp_path, monkeypatch):
+    """Where the worker cannot say where in the student's file an error was (Python 3.10 has no
+    ``co_positions``), the error keeps its type and message; the worker does not die over it,
+    which the judge would read as the student's crash."""
+    box = worker.Worker(str(tmp_path), "amp_update")
+    namespace = {}
+    exec(compile("def f():\n    raise ValueError('theirs')\n", str(tmp_path / "amp_update.py"), "exec"), namespace)
+    theirs = raised(namespace["f"])
+    assert box._report(theirs)["line"] == 2
+
+    def no_positions(code, offset):
+        raise AttributeError("'code' object has no attribute 'co_positions'")
+
+    monkeypatch.setattr(worker, "_position", no_positions)
+    assert box._report(theirs) == {"type": "ValueError", "message": "theirs"}
