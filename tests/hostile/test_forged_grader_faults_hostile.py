@@ -11,6 +11,7 @@ import pytest
 from autograder.judging import engine
 from support import toy
 
+pytestmark = pytest.mark.hostile
 BASE = toy.SOLUTION
 HOSTILE = {
     # our decoder of the call's inputs, replaced by a C function that raises TypeError
