@@ -205,8 +205,8 @@ class Worker:
                     "args_after": wire.encode_value(args),
                     "kwargs_after": wire.encode_value(kwargs)}
         if op == "scenario":
-            runner = assignment_side.scenario(request["name"])
             self.phase = "scenario"
+            runner = assignment_side.scenario(request["name"])
             value = runner(self.module, request.get("spec", {}))
             self.phase = "answer"
             return {"value": wire.encode_value(value)}
