@@ -251,3 +251,23 @@ def translate(folder):
                     left.append(message.id)
         catalog_tools.write_catalog(path, catalog)
     return left
+
+
+DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+EXAMPLE = "chapters/vector_clip"   # where the page's commands have the chapter
+EXAMPLE_OUTPUT = "/tmp/"           # where they write what is not the chapter's
+
+
+def commands(text=None):
+    """``{name: command}`` of the page's ``<!-- chapter-command: NAME -->`` blocks ("Adding a chapter")."""
+    import re
+
+    text = DOC.read_text(encoding="utf-8") if text is None else text
+    return {name: textwrap.dedent(block).strip() for name, block in
+            re.findall(r"^[ \t]*<!-- chapter-command: ([\w-]+) -->\n[ \t]*```bash\n(.*?)^[ \t]*```", text,
+                       flags=re.M | re.S)}
+
+
+def command(name, chapter, output):
+    """The page's command ``name`` for the chapter in ``chapter``, writing into ``output``."""
+    return commands()[name].replace(EXAMPLE_OUTPUT, f"{output}/").replace(EXAMPLE, str(chapter))
