@@ -55,7 +55,7 @@ def build_parser(selected=None):
         except ModuleNotFoundError as exc:
             if exc.name != module_name:
                 raise
-            continue
+            continue  # a staff command, left out of a student's repository
         module.add_parser(subparsers)
         loaded.add(module_name)
     return parser
@@ -69,9 +69,14 @@ def main(argv=None):
     from autograder import locations
 
     argparse_text = importlib.import_module("autograder.cli.argparse_text")
+    lang = argparse_text.language_asked(argv, str(locations.REPO_ROOT))
     # Import only the module of the command asked for (fast start-up).
     selected = argv[0] if argv and argv[0] in commands() else None
-    with argparse_text.translated(argparse_text.language_asked(argv, str(locations.REPO_ROOT))):
+    if selected is not None and importlib.util.find_spec(commands()[selected]) is None:
+        # A student's repository holds none of the staff's commands (autograder/staff_side.py).
+        print(argparse_text.left_out(selected, lang), file=sys.stderr)
+        return 2
+    with argparse_text.translated(lang):
         parser = build_parser(selected)
         args = parser.parse_args(argv)
     return args.func(args)

@@ -19,7 +19,7 @@ import re
 import shutil
 import sys
 
-from autograder.i18n import _, catalog, command_line_in
+from autograder.i18n import _, catalog, command_line_in, text as t
 
 IDS = (
     _("usage: "), _("positional arguments"), _("options"), _("show this help message and exit"),
@@ -121,3 +121,8 @@ def language_asked(argv, root):
         elif word.startswith("--lang="):
             option = word.split("=", 1)[1]
     return resolve_language(option, root=root)
+
+
+def left_out(command, lang):
+    """What a student's repository answers to a staff command: the export left its module out."""
+    return t("{command} is a course staff command, not part of the student repository.", lang, command=command)

@@ -43,14 +43,13 @@ def audience(args):
     return "staff" if getattr(args, "submission", None) or getattr(args, "classroom", False) else "student"
 
 
-def add_export_lang(parser):
-    """--lang of an export (export-gradescope, export-otter)."""
-    from autograder.exports import runtime
-
+def add_export_lang(parser, course_language):
+    """--lang of an export (export-gradescope, export-otter); ``course_language`` is the default
+    (the caller's: this module is the student's side too, which has no exports)."""
     parser.add_argument("--lang", choices=LANGUAGES, default=None,
                         help="language of the students' feedback (default: [tool.autograder] lang in this "
                              f"repository's pyproject.toml, else the students' language, "
-                             f"{runtime.course_language()!r} here)")
+                             f"{course_language!r} here)")
 
 
 def add_report_lang(parser):

@@ -18,7 +18,7 @@ def add_parser(subparsers):
     parser.add_argument("--seed", type=int, default=None,
                         help="grade every submission with this seed (default: a new seed per run, "
                              "recorded in results.json)")
-    common.add_export_lang(parser)
+    common.add_export_lang(parser, runtime.course_language())
     parser.set_defaults(func=run_export)
     return parser
 

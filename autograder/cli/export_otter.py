@@ -20,7 +20,7 @@ def add_parser(subparsers):
                         help=f"wall-clock seconds for grading one submission (default {DEFAULT_TIMEOUT_S})")
     parser.add_argument("--otter-bin", default=None, metavar="PATH",
                         help="also run `PATH generate` to build DEST/autograder.zip")
-    common.add_export_lang(parser)
+    common.add_export_lang(parser, runtime.course_language())
     parser.set_defaults(func=run_export)
     return parser
 

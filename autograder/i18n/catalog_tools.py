@@ -25,7 +25,9 @@ drops ids the code no longer uses); ``tests/engine/i18n/test_catalogs.py`` fails
 anything is missing.
 """
 import ast
+import contextlib
 import functools
+import io
 import pathlib
 import sys
 
@@ -68,14 +70,18 @@ def area_of(path, chapter=None):
 
 
 def engine_files():
-    """The engine's Python files: its package, without the chapter that sits in it."""
-    return [path for path in sorted(PACKAGE_DIR.rglob("*.py"))
-            if CHAPTER_HOME not in path.parents and "__pycache__" not in path.parts]
+    """The engine's Python files: its package, without the chapter that sits in it; the staff pages'
+    areas last (an id the student's side shares with them stays in ``grader.po``, which travels with
+    the student template)."""
+    return sorted((path for path in PACKAGE_DIR.rglob("*.py")
+                   if CHAPTER_HOME not in path.parents and "__pycache__" not in path.parts),
+                  key=lambda path: (path.relative_to(PACKAGE_DIR).parts[0] in ENGINE_AREAS, path))
 
 
-def _python_files(chapter):
-    """The engine's files first (an id it shares with the chapter is the engine's), then the chapter's."""
-    for path in engine_files() + sorted(chapter.folder.rglob("*.py")):
+def _python_files(chapter=None):
+    """The engine's files first (an id it shares with the chapter is the engine's), then the chapter's
+    (default the active assignment)."""
+    for path in engine_files() + sorted((chapter or assignment()).folder.rglob("*.py")):
         if "__pycache__" in path.parts or path.name == "catalog_tools.py":
             continue
         yield path
@@ -103,11 +109,18 @@ def _ids_of(path):
     """``(lineno, msgid)`` of every message id in the Python file ``path`` (test titles included)."""
     from babel.messages.extract import extract_python
 
-    with open(path, "rb") as handle:
-        for lineno, _funcname, message, _comments in extract_python(handle, KEYWORDS.keys(), [], {}):
-            msgid = message[0] if isinstance(message, (tuple, list)) else message
-            if isinstance(msgid, str) and msgid:
-                yield lineno, msgid
+    with open(path, "rb") as handle, contextlib.redirect_stderr(io.StringIO()) as said:
+        found = list(extract_python(handle, KEYWORDS.keys(), [], {}))
+    # Babel warns of every f-string among a translation call's arguments, a placeholder's value
+    # (``points=f"{x:g}"``, which is right) as much as the message itself (which is wrong:
+    # :func:`fstring_messages` finds those, and tests/engine/i18n/test_catalogs.py fails on them).
+    # Its other warnings are passed on.
+    sys.stderr.write("".join(line for line in said.getvalue().splitlines(keepends=True)
+                             if "Skipping f-string" not in line))
+    for lineno, _funcname, message, _comments in found:
+        msgid = message[0] if isinstance(message, (tuple, list)) else message
+        if isinstance(msgid, str) and msgid:
+            yield lineno, msgid
     if path.parent.name in SUITE_DIRS:
         yield from _titles(path)
 
@@ -121,6 +134,16 @@ def _ids(path):
     """:func:`_ids_of`, read once per version of the file (a test checks the engine with each chapter)."""
     stat = path.stat()
     return _ids_stamped(path, (stat.st_mtime_ns, stat.st_size))
+
+
+def fstring_messages(path):
+    """Line numbers of the ``_()``/``t()`` calls in ``path`` whose message is an f-string with
+    substitutions: no catalog can translate it (write ``_("... {name}", name=...)``)."""
+    tree = ast.parse(pathlib.Path(path).read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in KEYWORDS
+            and node.args and isinstance(node.args[0], ast.JoinedStr)
+            and any(isinstance(part, ast.FormattedValue) for part in node.args[0].values)]
 
 
 def extract(chapter=None):

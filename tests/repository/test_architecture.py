@@ -1,13 +1,14 @@
 """The layout stays what docs/architecture.md says: every folder it names
 exists, every package has its line, rooms import only the rooms listed above
-them, no import circles, small modules and folders, and no engine module names
-the assignment it grades."""
+them, no import circles, small modules and folders, no engine module names
+the assignment it grades, and the student's side never imports the staff's."""
 import ast
 import collections
+import fnmatch
 import functools
 import re
 
-from autograder import active_assignment
+from autograder import active_assignment, staff_side
 from support import chapters
 from support.helpers import ROOT
 
@@ -235,3 +236,65 @@ def test_the_authoring_surface_loads_only_what_is_used():
             "print(sorted(name for name in ('torch', 'pytest', 'rich', 'autograder.judging.judge') if name in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+# --------------------------------------------------------------------------- the student's side and the staff's
+
+def _relative(path):
+    return path.relative_to(ROOT).as_posix()
+
+
+def student_side_crossings(edges, paths):
+    """``module -> target`` for every import of a staff-side module by a student-side one."""
+    def staff(module):
+        return staff_side.is_staff(_relative(paths[module]))
+    return sorted(f"{module} -> {target}" for module, targets in edges.items() for target in targets
+                  if not staff(module) and staff(target))
+
+
+def test_the_student_side_never_imports_the_staff_side():
+    """The student template leaves the staff's side out (autograder/staff_side.py): a student-side
+    module that imports it, even inside a function, would fail there."""
+    crossing = student_side_crossings(imports(), modules())
+    assert not crossing, ("student-side modules that import the staff's side (autograder/staff_side.py; move the "
+                          "piece both use to the student's side):\n" + "\n".join(crossing))
+
+
+def test_the_seam_check_can_fail():
+    paths = modules()
+    edges = {"autograder.cli.common": {"autograder.exports.runtime"},
+             "autograder.exports.runtime": {"autograder.i18n"}, "autograder.batch.plan": {"autograder.locations"}}
+    assert student_side_crossings(edges, paths) == ["autograder.cli.common -> autograder.exports.runtime"]
+
+
+def test_the_seam_names_what_exists_and_keeps_the_student_commands():
+    files = [_relative(path) for path in ROOT.joinpath("autograder").rglob("*")
+             if path.is_file() and "__pycache__" not in path.parts]
+    stale = [pattern for pattern in staff_side.STAFF_SIDE if not any(fnmatch.fnmatchcase(f, pattern) for f in files)]
+    assert not stale, f"autograder/staff_side.py names what does not exist: {stale}"
+    from autograder.__main__ import COMMANDS
+
+    student = {name for name, module in COMMANDS.items()
+               if not staff_side.is_staff(module.replace(".", "/") + ".py")}
+    assert {"grade", "watch", "classroom-report"} <= student
+    assert not student & {"grade-many", "merge-scores", "similarity", "export-template", "export-gradescope",
+                          "export-otter"}
+    assert not any(staff_side.is_staff(_relative(path)) for path in active_assignment.current().folder.rglob("*"))
+    assert "autograder/staff_side.py" in DOC
+
+
+def test_no_message_of_the_student_side_lives_in_a_staff_catalog():
+    """The staff's catalogs stay behind with the staff's side: an id a student-side file uses must be
+    in one that travels (catalog_tools puts a shared id in grader.po)."""
+    from autograder.i18n import catalog_tools
+
+    assignment = active_assignment.current()
+    sources = [path for path in modules().values() if not staff_side.is_staff(_relative(path))]
+    sources += [path for path in assignment.folder.rglob("*.py") if "__pycache__" not in path.parts]
+    used = {msgid for path in sources for _line, msgid in catalog_tools._ids_of(path)}
+    staff_catalogs = [path for path in catalog_tools.catalog_files("zh")
+                      if ROOT in path.parents and staff_side.is_staff(_relative(path))]
+    assert staff_catalogs, "no staff catalog found: the check would be empty"
+    stranded = sorted(f"{path.name}: {message.id}" for path in staff_catalogs
+                      for message in catalog_tools.read_catalog(path) if message.id in used)
+    assert not stranded, "ids of the student's side in a staff catalog:\n" + "\n".join(stranded[:20])

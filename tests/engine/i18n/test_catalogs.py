@@ -253,3 +253,23 @@ def test_every_message_renders_in_both_languages_with_typical_values(chapter, zh
                 if NOUN_SLOT.search(before):
                     problems.append(f"{msgid!r}: the clause {{{name}}} follows a word that expects a value: {chinese}")
     assert not problems, "\n".join(problems[:40])
+
+
+# --------------------------------------------------------------------------- what extraction says
+
+def test_no_message_is_an_f_string(chapter):
+    """A message that is an f-string cannot be translated (Babel skips it with a warning that
+    catalog_tools does not print: it cannot tell it from a placeholder's f-string value)."""
+    found = [f"{path}:{line}" for path in catalog_tools._python_files(chapter)
+             for line in catalog_tools.fstring_messages(path)]
+    assert not found, "messages written as f-strings (use _(\"... {name}\", name=...)):\n" + "\n".join(found)
+
+
+def test_extraction_finds_f_string_messages_and_prints_nothing(tmp_path, capfd):
+    source = tmp_path / "pages.py"
+    source.write_text('count = 3\nt("Full marks = {points} points.", "en", points=f"{count:g}")\n'
+                      '_(f"{count} students")\nt(f"plain {{braces}}", "en")\n', encoding="utf-8")
+    ids = [msgid for _line, msgid in catalog_tools._ids_of(source)]
+    assert ids == ["Full marks = {points} points.", "plain {braces}"]
+    assert catalog_tools.fstring_messages(source) == [3]
+    assert capfd.readouterr() == ("", "")
