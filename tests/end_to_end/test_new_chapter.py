@@ -135,6 +135,7 @@ def test_each_mistake_is_measured_and_its_todo_named(walk):
 
 def test_the_template_grades_the_chapter_without_its_hidden_tests(walk):
     assert walk.runs["template"].returncode == 0, said(walk.runs["template"])
+    assert walk.runs["template"].stderr == "", "export-template printed more than its result"
     template = walk.output / "vector_clip-template"
     package = template / "autograder" / "assignment"
     assert (package / "checks.py").is_file() and (template / "exercises" / "tests" / "conftest.py").is_file()
