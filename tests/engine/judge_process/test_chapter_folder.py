@@ -2,12 +2,15 @@
 anywhere, its parts beside it, and handed to the judge process as an absolute path (the judge
 starts in the repository's root, not where the command was typed)."""
 import os
+import subprocess
+import sys
 
 import pytest
 
 from autograder import active_assignment
 from autograder.judge_process import launcher
 from support import new_chapter
+from support.helpers import ROOT
 
 
 def test_a_chapter_folder_is_its_package(tmp_path):
@@ -37,3 +40,11 @@ def test_the_judge_gets_the_folder_as_an_absolute_path(tmp_path, monkeypatch):
     assert env[active_assignment.ENV_VAR] == str(tmp_path / "chapters" / new_chapter.NAME)
     monkeypatch.setenv(active_assignment.ENV_VAR, "tests.toy_assignment")
     assert launcher.judge_environment()[active_assignment.ENV_VAR] == "tests.toy_assignment"
+
+
+@pytest.mark.parametrize("setting", ["/nowhere/vector_clip", "no_such_chapter"])
+def test_a_setting_that_names_no_chapter_is_one_clear_line(setting):
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, **{active_assignment.ENV_VAR: setting}))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and setting in done.stderr
