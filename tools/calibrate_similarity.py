@@ -130,7 +130,7 @@ def summary(measured):
                          f"disguised copy of the reference: {of_reference:.4f}")
         else:
             lines.append(f"  reference: {entry['reference']} (not compared)")
-    return "\n".join(lines)
+    return "\n".join(line for line in lines if line)  # no framework: no line of its own
 
 
 def failures(measured):

@@ -2,8 +2,8 @@
 written into a temporary folder (tests/support/new_chapter.py: two TODOs, suites that share a module
 of their own, a test built on TODO 1), then the page's own commands, each as it is written with the
 chapter's path put in: stubs from the reference, its public tests, its catalogs, a grade of the
-reference and of the stubs, its mistakes measured, its template exported and graded, the
-repository's checks on it. Nothing of the repository may change on the way."""
+reference and of the stubs, its mistakes measured, the similarity check calibrated, its template
+exported and graded, the repository's checks on it. Nothing of the repository may change on the way."""
 import dataclasses
 import hashlib
 import json
@@ -77,7 +77,8 @@ def walk(tmp_path_factory):
     for name in ("stubs", "public-tests", "catalogs"):
         runs[name] = shell(new_chapter.command(name, chapter, output))
     untranslated = new_chapter.translate(chapter)   # what its translator does
-    for name in ("catalogs-again", "grade-reference", "grade-stubs", "mutants", "template", "template-grade", "checks"):
+    for name in ("catalogs-again", "grade-reference", "grade-stubs", "mutants", "calibration", "template",
+                 "template-grade", "checks"):
         runs[name] = shell(new_chapter.command(name.removesuffix("-again"), chapter, output))
     runs["template-public-tests"] = shell("python -m pytest -q", cwd=output / "vector_clip-template")
     peek = peeking_submission(output / "peek", chapter)
@@ -131,6 +132,13 @@ def test_each_mistake_is_measured_and_its_todo_named(walk):
     rows = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith(("norm_", "clip_"))}
     assert "T1" in rows["norm_without_sqrt"] and "public FAIL" in rows["norm_without_sqrt"]
     assert rows["norm_without_sqrt"].endswith("-> T1") and rows["clip_returns_a_copy"].endswith("-> T2")
+
+
+def test_the_similarity_check_is_calibrated_on_the_chapters_honest_set(walk):
+    assert walk.runs["calibration"].returncode == 0, said(walk.runs["calibration"])
+    calibration = results(walk.chapter / "similarity_calibration.json")
+    assert set(calibration["modules"]) == {new_chapter.MODULE} and "(4 authors)" in calibration["source"]
+    assert not list((walk.output / "vector_clip-template").rglob("similarity_calibration.json"))
 
 
 def test_the_template_grades_the_chapter_without_its_hidden_tests(walk):

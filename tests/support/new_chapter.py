@@ -200,6 +200,27 @@ FILES = {
                                          "        values[index] = value * factor\\n", "")]),
         ]
         ''',
+    # Independent correct solutions, one author each, for the similarity check's calibration.
+    "solutions/honest/ada.py": '''\
+        FILLS = {1: "return math.sqrt(sum(v * v for v in values))",
+                 2: "factor = min(1.0, max_norm / (l2_norm(values) + 1e-12))\\nfor i in range(len(values)):\\n"
+                    "    values[i] *= factor\\nreturn factor"}
+        ''',
+    "solutions/honest/bo.py": '''\
+        FILLS = {1: "total = 0.0\\nfor x in values:\\n    total += x ** 2\\nreturn total ** 0.5",
+                 2: "norm = l2_norm(values)\\nscale = 1.0 if norm <= max_norm else max_norm / norm\\n"
+                    "values[:] = [x * scale for x in values]\\nreturn scale"}
+        ''',
+    "solutions/honest/cy.py": '''\
+        FILLS = {1: "return math.hypot(*values) if values else 0.0",
+                 2: "n = l2_norm(values) + 1e-12\\nc = max_norm / n\\nif c > 1:\\n    c = 1.0\\n"
+                    "for index, value in enumerate(values):\\n    values[index] = c * value\\nreturn c"}
+        ''',
+    "solutions/honest/dee.py": '''\
+        FILLS = {1: "return float(sum(map(lambda v: v * v, values))) ** 0.5",
+                 2: "coef = min(1.0, max_norm / (l2_norm(values) + 1e-12))\\nk = 0\\nwhile k < len(values):\\n"
+                    "    values[k] = values[k] * coef\\n    k += 1\\nreturn coef"}
+        ''',
     "exercises/tests/conftest.py": '''\
         """The public tests import the module being written from exercises/ (pytest runs them from the
         repository's root, where exercises/ is not on the path)."""
