@@ -3,7 +3,8 @@ writes one following docs/architecture.md ("Adding a chapter"): one module, ``cl
 two TODOs (an L2 norm, a clip in place that uses it), visible and hidden suites that share a
 checks module of the chapter's own (imported relatively), a test that builds on TODO 1
 (``builds_on``), public tests with their conftest.py, a reference, a student README and one
-labelled mistake per TODO. Its stubs and catalogs are left for the tools to write.
+labelled mistake per TODO and four honest authors. Its stubs and catalogs are left for the tools to
+write.
 
 Plain Python, no torch: a grade of it costs what the engine costs."""
 import pathlib
@@ -200,27 +201,6 @@ FILES = {
                                          "        values[index] = value * factor\\n", "")]),
         ]
         ''',
-    # Independent correct solutions, one author each, for the similarity check's calibration.
-    "solutions/honest/ada.py": '''\
-        FILLS = {1: "return math.sqrt(sum(v * v for v in values))",
-                 2: "factor = min(1.0, max_norm / (l2_norm(values) + 1e-12))\\nfor i in range(len(values)):\\n"
-                    "    values[i] *= factor\\nreturn factor"}
-        ''',
-    "solutions/honest/bo.py": '''\
-        FILLS = {1: "total = 0.0\\nfor x in values:\\n    total += x ** 2\\nreturn total ** 0.5",
-                 2: "norm = l2_norm(values)\\nscale = 1.0 if norm <= max_norm else max_norm / norm\\n"
-                    "values[:] = [x * scale for x in values]\\nreturn scale"}
-        ''',
-    "solutions/honest/cy.py": '''\
-        FILLS = {1: "return math.hypot(*values) if values else 0.0",
-                 2: "n = l2_norm(values) + 1e-12\\nc = max_norm / n\\nif c > 1:\\n    c = 1.0\\n"
-                    "for index, value in enumerate(values):\\n    values[index] = c * value\\nreturn c"}
-        ''',
-    "solutions/honest/dee.py": '''\
-        FILLS = {1: "return float(sum(map(lambda v: v * v, values))) ** 0.5",
-                 2: "coef = min(1.0, max_norm / (l2_norm(values) + 1e-12))\\nk = 0\\nwhile k < len(values):\\n"
-                    "    values[k] = values[k] * coef\\n    k += 1\\nreturn coef"}
-        ''',
     "exercises/tests/conftest.py": '''\
         """The public tests import the module being written from exercises/ (pytest runs them from the
         repository's root, where exercises/ is not on the path)."""
@@ -246,6 +226,23 @@ FILES = {
         ''',
 }
 
+# Independent correct solutions for the similarity check's calibration: author -> {TODO: code}, each
+# written as solutions/honest/<author>.py (tests/support/honest.py's FILLS).
+HONEST = {
+    "ada": {1: "return math.sqrt(sum(v * v for v in values))",
+            2: "factor = min(1.0, max_norm / (l2_norm(values) + 1e-12))\nfor i in range(len(values)):\n"
+               "    values[i] *= factor\nreturn factor"},
+    "bo": {1: "total = 0.0\nfor x in values:\n    total += x ** 2\nreturn total ** 0.5",
+           2: "norm = l2_norm(values)\nscale = 1.0 if norm <= max_norm else max_norm / norm\n"
+              "values[:] = [x * scale for x in values]\nreturn scale"},
+    "cy": {1: "return math.hypot(*values) if values else 0.0",
+           2: "n = l2_norm(values) + 1e-12\nc = max_norm / n\nif c > 1:\n    c = 1.0\n"
+              "for index, value in enumerate(values):\n    values[index] = c * value\nreturn c"},
+    "dee": {1: "return float(sum(map(lambda v: v * v, values))) ** 0.5",
+            2: "coef = min(1.0, max_norm / (l2_norm(values) + 1e-12))\nk = 0\nwhile k < len(values):\n"
+               "    values[k] = values[k] * coef\n    k += 1\nreturn coef"},
+}
+
 
 def write(parent):
     """The chapter's package folder, ``parent/vector_clip``, with every file above."""
@@ -254,6 +251,9 @@ def write(parent):
         path = folder / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
+    (folder / "solutions" / "honest").mkdir()
+    for author, fills in HONEST.items():
+        (folder / "solutions" / "honest" / f"{author}.py").write_text(f"FILLS = {fills!r}\n", encoding="utf-8")
     return folder
 
 
