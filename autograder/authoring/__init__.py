@@ -9,7 +9,9 @@ checks that the assignments import nothing else of the engine).
   ``help_language``;
 - the judge's helpers for the suites: ``expect`` and its kin, ``equals``,
   ``hint_only_if``, ``builds_on`` (this test builds on an earlier TODO: blame it when its
-  code is wrong on the same inputs), ``Mistake``, ``StudentCodeFailed``, ``value_of``, ``raised_*``,
+  code is wrong on the same inputs), ``Mistake``, ``StudentCodeFailed``, ``value_of``, ``raised_*``
+  (``value_of`` and ``raised_type`` read a stub's NotImplementedError as "TODO n is not written
+  yet", never as an answer),
   ``numbers_message``, ``known_ratio``; ``reference_cache`` (a reference run kept as plain data),
   ``todo_graph``, ``call_errors`` (what a failed call says), ``TestResult``;
 - the shape of a box's answer, declared beside each run of the worker side
