@@ -66,7 +66,13 @@ def main(argv=None):
     # without it torch warns on every command that imports it (conformance, check-lab...)
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
     argv = list(sys.argv[1:] if argv is None else argv)
-    from autograder import locations
+    from autograder import active_assignment, locations
+
+    try:
+        active_assignment.current()
+    except active_assignment.AssignmentError as exc:  # a staff setting naming no chapter: one line, no traceback
+        print(f"python -m autograder: {active_assignment.ENV_VAR}: {exc}", file=sys.stderr)
+        return 2
 
     argparse_text = importlib.import_module("autograder.cli.argparse_text")
     lang = argparse_text.language_asked(argv, str(locations.REPO_ROOT))

@@ -13,6 +13,7 @@ indentation, so stubs never drift from the solutions.
 
     python tools/make_stubs.py          # rewrite exercises/*.py
     python tools/make_stubs.py --check  # exit 1 if exercises/ is out of date
+    python tools/make_stubs.py --chapter chapters/vector_clip   # another chapter (a folder or a package)
 """
 import argparse
 import pathlib
@@ -53,18 +54,19 @@ def make_stub(source: str, todos=None) -> str:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report drift")
+    parser.add_argument("--chapter", help="the chapter's package or folder (default: the active assignment)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from autograder import active_assignment
 
-    assignment = active_assignment.current()
+    assignment = active_assignment.use(args.chapter) if args.chapter else active_assignment.current()
     stale = []
     for module in assignment.modules:
         stub = make_stub((assignment.solutions_dir / f"{module}.py").read_text(encoding="utf-8"))
         target = assignment.exercises_dir / f"{module}.py"
         current = target.read_text(encoding="utf-8") if target.exists() else None
         if current != stub:
-            stale.append(target.relative_to(ROOT))
+            stale.append(target.relative_to(ROOT) if target.is_relative_to(ROOT) else target)
             if not args.check:
                 target.write_text(stub, encoding="utf-8")
     if args.check and stale:

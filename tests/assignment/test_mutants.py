@@ -2,7 +2,7 @@
 mistake, the same points whatever the run's seed, and nothing in the other modules.
 The anchors are exact solution lines, so a mutant can never silently turn into
 the solution. Each mutant is labelled with the TODO that holds its mistake
-(tests/mutants_*.py): its feedback must name that TODO, and over all of them
+(tests/support/mutants_*.py): its feedback must name that TODO, and over all of them
 the per-module diagnosis must find it."""
 import statistics
 import zlib

@@ -9,10 +9,12 @@ import functools
 import re
 
 from autograder import active_assignment, staff_side
+from support import chapters
 from support.helpers import ROOT
 
 PACKAGE = ROOT / "autograder"
 DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+CHAPTER_HOME = PACKAGE / "assignment"  # where a chapter sits inside the engine's package
 MAX_LINES = 420  # "about 400": a module past it is usually two concerns
 MAX_MODULES = 12
 
@@ -129,14 +131,14 @@ def test_modules_and_folders_stay_small():
     assert not [folder for folder, count in crowded.items() if count > MAX_MODULES], crowded.most_common(3)
 
 
-def test_no_engine_module_names_the_assignment():
-    assignment = active_assignment.current()
-    names = [*assignment.modules, str(assignment.title)]
+def test_no_engine_module_names_a_chapter():
+    """Not this chapter, nor any other the repository holds (nor the active one)."""
+    names = [name for chapter in chapters.found().values() for name in (*chapter.modules, str(chapter.title))]
     pattern = re.compile("|".join(re.escape(name) for name in names))
-    engine = [path for path in modules().values() if assignment.folder not in path.parents]
+    engine = [path for path in modules().values() if CHAPTER_HOME not in path.parents]
     found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in engine
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
-    assert not found, "engine modules that name the assignment:\n" + "\n".join(found)
+    assert not found, "engine modules that name a chapter:\n" + "\n".join(found)
 
 
 # Named by the staff docs, but written only into an exported student template.
@@ -175,17 +177,42 @@ def test_only_the_command_line_imports_the_command_line():
 AUTHORING = "autograder.authoring"
 
 
-def test_an_assignment_imports_only_the_authoring_surface():
-    """A chapter (this one, and the toy second assignment) imports the engine only
-    through autograder.authoring, as a pytest plugin imports pytest, not _pytest."""
-    chapters = [PACKAGE / "assignment", ROOT / "tests" / "toy_assignment"]
-    found = []
-    for path in sorted(path for chapter in chapters for path in chapter.rglob("*.py")):
+def chapter_import_problems(chapter):
+    """What ``chapter``'s modules import against its rules: of the engine only autograder.authoring,
+    as a pytest plugin imports pytest, not _pytest; its own modules relatively, never by its package's
+    name, which a student's template changes to autograder.assignment (only the chapter that sits
+    there may name it)."""
+    own = (chapter.package,) if chapter.folder == CHAPTER_HOME else ()
+    problems = []
+    for path in sorted(chapter.folder.rglob("*.py")):
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         for name in imported_names(path):
-            if (name == "autograder" or name.startswith("autograder.")) and \
-                    not name.startswith(("autograder.assignment.", AUTHORING + ".")) and name != AUTHORING:
-                found.append(f"{path.relative_to(ROOT)}: {name}")
-    assert not found, "assignment modules that import the engine past autograder.authoring:\n" + "\n".join(found)
+            if any(name == package or name.startswith(package + ".") for package in own):
+                continue
+            if name.startswith("autograder.") and name != AUTHORING and not name.startswith(AUTHORING + "."):
+                problems.append(f"{shown}: {name} (the engine past {AUTHORING})")
+            elif name == chapter.package or name.startswith(chapter.package + "."):
+                problems.append(f"{shown}: {name} (its own package by name: import it relatively)")
+    return problems
+
+
+def test_every_chapter_imports_only_the_authoring_surface_and_itself_relatively():
+    found = chapters.found()
+    assert {"autograder.assignment", "tests.toy_assignment"} <= set(found)
+    problems = [problem for chapter in found.values() for problem in chapter_import_problems(chapter)]
+    assert not problems, "chapter modules that import past their rules:\n" + "\n".join(problems)
+
+
+def test_the_chapter_import_check_can_fail(tmp_path):
+    folder = tmp_path / "widgets"
+    (folder / "visible").mkdir(parents=True)
+    (folder / "visible" / "test_visible_widget.py").write_text(
+        "from autograder.judging.judge import expect\nfrom widgets import checks\nfrom .. import helpers\n",
+        encoding="utf-8")
+    chapter = active_assignment.Assignment(package="widgets", folder=folder, title="Widgets", modules=("widget",),
+                                           todos={}, builds_on={}, hidden_points={})
+    problems = chapter_import_problems(chapter)
+    assert len(problems) == 2 and "the engine past" in problems[0] and "import it relatively" in problems[1]
 
 
 def test_the_authoring_surface_names_only_what_exists():
@@ -252,7 +279,8 @@ def test_the_seam_names_what_exists_and_keeps_the_student_commands():
     assert {"grade", "watch", "classroom-report"} <= student
     assert not student & {"grade-many", "merge-scores", "similarity", "export-template", "export-gradescope",
                           "export-otter"}
-    assert not any(staff_side.is_staff(_relative(path)) for path in active_assignment.current().folder.rglob("*"))
+    assert not any(staff_side.is_staff(_relative(path)) for path in active_assignment.current().folder.rglob("*")
+                   if path.is_relative_to(ROOT))  # a chapter outside the repository is no file of its engine
     assert "autograder/staff_side.py" in DOC
 
 
