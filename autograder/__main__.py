@@ -34,14 +34,10 @@ def commands():
 
 
 def build_parser(selected=None):
-    from autograder import active_assignment
-
     # argparse's parser, its messages wrapped at the terminal's width and in the run's
     # language (a module of the commands' room, loaded by name as the commands are)
-    parser = importlib.import_module("autograder.cli.argparse_text").Parser(
-        prog="python -m autograder",
-        description=f"Grade the {active_assignment.current().title} exercises.",
-    )
+    argparse_text = importlib.import_module("autograder.cli.argparse_text")
+    parser = argparse_text.Parser(prog="python -m autograder", description=argparse_text.description())
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     loaded = set()

@@ -9,7 +9,8 @@ In a solution, each student block is fenced like this::
 
 The stub keeps everything outside the fences and replaces each fenced block
 with ``raise NotImplementedError("TODO 1: build `total`, ...")`` at the same
-indentation, so stubs never drift from the solutions.
+indentation (split into string literals that fit 80 columns), so stubs never
+drift from the solutions.
 
     python tools/make_stubs.py          # rewrite exercises/*.py
     python tools/make_stubs.py --check  # exit 1 if exercises/ is out of date
@@ -23,6 +24,29 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 _OPEN = re.compile(r"^(?P<indent>\s*)# >>> (?P<todo>TODO \d+): (?P<text>.+?)\s*$")
 _CLOSE = re.compile(r"^\s*# <<< (?P<todo>TODO \d+)\s*$")
+WIDTH = 80  # the columns of a stub's line (tests/assignment/test_student_files_fit.py)
+
+
+def raise_lines(indent, message, width=WIDTH):
+    """``raise NotImplementedError(message)`` at ``indent``, the message split
+    between words into adjacent string literals where one line would pass
+    ``width`` columns (the stubs are read in an 80-column terminal)."""
+    opening = f"{indent}raise NotImplementedError("
+    if len(opening) + len(repr(message)) + 1 <= width:
+        return [f"{opening}{message!r})\n"]
+    pieces, current = [], ""
+    for word in message.split(" "):
+        candidate = f"{current} {word}" if current else word
+        # the piece's line: its quotes and a space kept at its end (the last piece: a ")")
+        if current and len(opening) + len(repr(candidate + " ")) > width:
+            pieces.append(current + " ")
+            current = word
+        else:
+            current = candidate
+    pieces.append(current)
+    hang = " " * len(opening)
+    lines = [f"{opening if index == 0 else hang}{piece!r}" for index, piece in enumerate(pieces)]
+    return [line + "\n" for line in lines[:-1]] + [lines[-1] + ")\n"]
 
 
 def make_stub(source: str, todos=None) -> str:
@@ -37,7 +61,7 @@ def make_stub(source: str, todos=None) -> str:
             keep = todos is not None and int(opening["todo"].split()[1]) not in todos
             if not keep:
                 message = f"{opening['todo']}: {opening['text']}"
-                out.append(f"{opening['indent']}raise NotImplementedError({message!r})\n")
+                out += raise_lines(opening["indent"], message)
         elif fence is not None and closing:
             if closing["todo"] != fence["todo"]:
                 raise ValueError(f"line {number}: {closing['todo']} closes {fence['todo']}")

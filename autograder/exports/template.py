@@ -55,10 +55,11 @@ ASSIGNMENT_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".p
 # Markers only this repository's own tests use: a student's pytest never sees them.
 DEVELOPMENT_MARKERS = ("hostile", "slow")
 STUDENT_REQUIREMENTS_HEADER = (
-    "# 练习和评分器需要的包。先安装 CPU 版 torch（见 README.md 第 1 节）：在 Linux 上直接\n"
-    "# `pip install torch` 会下载数 GB 的 CUDA 版本。\n"
+    "# 练习和评分器需要的包。先安装 CPU 版 torch（见 README.md 第 1 节）：在 Linux\n"
+    "# 上直接 `pip install torch` 会下载数 GB 的 CUDA 版本。\n"
     "# What the exercises and the grader need. Install the CPU build of torch first\n"
-    "# (README.md, section 1): a plain `pip install torch` on Linux downloads a multi-GB CUDA build.\n")
+    "# (README.md, section 1): a plain `pip install torch` on Linux downloads a\n"
+    "# multi-GB CUDA build.\n")
 
 STUDENT_GITIGNORE = """\
 __pycache__/
@@ -94,7 +95,8 @@ def student_pyproject(text):
             # drop the comment block that explains the development layout
             while out and out[-1].lstrip().startswith("#"):
                 out.pop()
-            out.append("# 直接运行 `pytest` 即运行练习的公开测试。A bare `pytest` runs the public tests of the exercises.")
+            out.append("# 直接运行 `pytest` 即运行练习的公开测试。")
+            out.append("# A bare `pytest` runs the public tests of the exercises.")
             out.append('testpaths = ["exercises/tests"]')
             replaced = True
         else:

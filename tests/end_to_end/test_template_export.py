@@ -514,8 +514,12 @@ def readme_commands(readme):
 SETUP_PREFIXES = ("python -m venv", "source ", "pip install", "pip config")
 
 
-def argv(command):
+def argv(command, cwd=None):
     words = shlex.split(command)
+    if cwd is not None:  # the shell's globs, as bash expands them in the folder
+        words = [found for word in words for found in
+                 (sorted(str(path.relative_to(cwd)) for path in pathlib.Path(cwd).glob(word)) or [word]
+                  if "*" in word else [word])]
     if words[0] == "pytest":
         return [sys.executable, "-m", "pytest", *words[1:]]
     assert words[0] == "python", f"README command not covered by this test: {command}"
@@ -762,7 +766,8 @@ def test_local_grade_without_hidden_tests_never_claims_a_module_is_done(student_
     assert not any(t["visibility"] == "hidden" for t in data["tests"])
     stdout = proc.stdout
     assert "✓" not in stdout and "✅" not in stdout
-    table = stdout[:stdout.index("\n\n")]
+    start = stdout.index(i18n.text("Module", lang) + " ")  # the table comes last, after the failed tests
+    table = stdout[start:stdout.index("\n\n", start)]
     for module in MODULES:
         (row,) = [line for line in table.splitlines() if line.startswith(module + " ")]
         points = i18n.text("{points} hidden points", lang, points=str(HIDDEN_POINTS[module]))
