@@ -171,7 +171,8 @@ unscale_gradients = _holding(unscale_gradients)
 global_grad_norm = _holding(global_grad_norm)
 plan_mixed_precision_update = _holding(plan_mixed_precision_update)
 '''
-    results, survivors = graded_beside_honest(tmp_path, "b-chain", chained, MARK, call_timeout, budget)
+    results, survivors = graded_beside_honest(tmp_path, "b-chain", {"amp_update": chained}, MARK, call_timeout,
+                                              budget)
     assert survivors == [], "a chain outlived its box"
     for name in ("a-honest", "c-honest"):
         assert full_marks_in_every_module(results[name]), results[name]["extra_data"]["modules"]

@@ -50,7 +50,8 @@ def plan_mixed_precision_update(scaled_gradients, scale, max_norm, backoff_facto
 
 
 def test_a_cpu_hog_costs_its_neighbours_nothing(tmp_path):
-    results, survivors = graded_beside_honest(tmp_path, "b-hog", HOG.format(comm=MARK[:15]), MARK[:15],
+    comm = MARK[:15]
+    results, survivors = graded_beside_honest(tmp_path, "b-hog", {"amp_update": HOG.format(comm=comm)}, comm,
                                               call_timeout=2, module_budget=2)
     assert survivors == [], "the hog's processes outlived its box"
     for name in ("a-honest", "c-honest"):

@@ -68,10 +68,10 @@ def sweep(marker):
     return found
 
 
-def graded_beside_honest(tmp_path, name, amp_update, marker, call_timeout, module_budget):
-    """``grade-many --jobs 2`` over a class of three, ``name`` (whose amp_update is the
-    source ``amp_update``, the rest the solutions) between ``a-honest`` and ``c-honest``
-    (graded while it runs), with the per-call limit and the module budget given (small:
+def graded_beside_honest(tmp_path, name, overrides, marker, call_timeout, module_budget):
+    """``grade-many --jobs 2`` over a class of three, ``name`` (the solutions, with the
+    modules in ``overrides`` replaced: module -> source) between ``a-honest`` and
+    ``c-honest`` (graded while it runs), with the per-call limit and the module budget given (small:
     a trick meets them quickly). Returns each student's results.json and the processes
     carrying ``marker`` still running once the batch ended (killed)."""
     from support.cli import autograder_command
@@ -80,7 +80,7 @@ def graded_beside_honest(tmp_path, name, amp_update, marker, call_timeout, modul
     root, out = tmp_path / "class", tmp_path / "out"
     students = ["a-honest", name, "c-honest"]
     for student in students:
-        make_submission(root / student / "exercises", {"amp_update": amp_update} if student == name else None)
+        make_submission(root / student / "exercises", overrides if student == name else None)
     env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT=str(call_timeout), AUTOGRADER_MODULE_BUDGET=str(module_budget),
                PYTHONPATH=str(ROOT))
     try:
