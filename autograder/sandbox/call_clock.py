@@ -16,8 +16,8 @@ the rule -- one per mode:
   reaped by the kernel itself). So a call is charged its wall-clock time (or the
   CPU time its live processes count, where that is more), and whenever a count
   finds a process of the box other than the worker, the wall-clock time since the
-  previous count too: what the box starts in the background between calls is
-  charged to the next call that counts. Wall-clock time passes for every process
+  previous count too: what the box left running between calls is charged to the
+  next call that counts (docs/sandbox.md says what this mode cannot see). Wall-clock time passes for every process
   of the box alike, reaped or not.
 
 Counts are taken when a call starts if the last one is :data:`POLL_S` old or older,
