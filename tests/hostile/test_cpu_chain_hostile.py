@@ -30,11 +30,12 @@ MARK = f"ampchain{secrets.token_hex(3)}"  # 14 characters: a process's name hold
 RUNNING, DONE = MARK + "r", MARK + "d"
 LINK_S = 0.05
 
-# The chain: ``_chain(links, linger)`` starts it in the background and returns; its
-# last link lingers (asleep, named DONE) for ``linger`` seconds. STOP_AT: a time.time()
-# past which no link burns or lingers, the test's own bound.
+# The chain: ``_chain(links, linger)`` starts it in the background and returns a
+# descriptor that reads its end once the last link has ended (``_wait``); that last
+# link lingers (asleep, named DONE) for ``linger`` seconds. STOP_AT: a time.time()
+# past which no link burns, lingers or is waited for, the test's own bound.
 CHAIN = '''
-import ctypes, os, signal, time
+import ctypes, os, select, signal, time
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps every child itself
 STOP_AT = @STOP_AT@
 
@@ -47,9 +48,12 @@ def _burn(seconds):
         pass
 
 def _chain(links, linger=0.0):
+    ended, holding = os.pipe()  # each link holds ``holding`` until it ends
     if os.fork() != 0:
-        return
+        os.close(holding)
+        return ended
     try:
+        os.close(ended)
         _name(b"@RUNNING@")
         for _ in range(links):
             if time.time() > STOP_AT:
@@ -62,6 +66,10 @@ def _chain(links, linger=0.0):
         time.sleep(max(0.0, min(linger, STOP_AT - time.time())))
     finally:
         os._exit(0)
+
+def _wait(ended):
+    select.select([ended], [], [], max(0.0, STOP_AT - time.time()))
+    os.close(ended)
 '''
 
 
@@ -106,7 +114,7 @@ def test_the_keeper_counts_the_box_it_keeps(tmp_path, toy_boxes):
     source = '''
 def add(a, b):
     _burn(0.3)
-    _chain(0, linger=20.0)
+    os.close(_chain(0, linger=20.0))
     return a + b
 '''
     with chained_box(tmp_path, toy_boxes, source, call_timeout=5.0) as sandbox:
@@ -117,18 +125,22 @@ def add(a, b):
 
 
 def test_a_chain_during_a_call_is_charged_and_the_call_ends_at_its_limit(tmp_path, toy_boxes):
-    """The call waits while its chain burns (at most 200 links, 10 s of CPU): it must
-    end at its limit, charged it, not at the wall-clock backstop charged nothing."""
+    """The call waits for its chain (200 links, 10 s of CPU): it is charged every link
+    that ran, and ends at its limit (or, on a machine so busy that the box gets less
+    than its limit's CPU before it, at the wall-clock backstop)."""
     source = '''
 def add(a, b):
-    _chain(200)
-    time.sleep(max(0.0, min(30.0, STOP_AT - time.time())))
+    _wait(_chain(200))
     return a + b
 '''
     with chained_box(tmp_path, toy_boxes, source, call_timeout=2.0) as sandbox:
         outcome = sandbox.call("add", 1, 2)
         assert not outcome.ok and outcome.error.kind == "timeout", outcome
-        assert sandbox.spent >= 2.0
+        links = pathlib.Path(sandbox.printed.path).read_bytes().count(b".")
+        assert links >= 1, "the chain did not run"
+        # its limit, or every link that ran (each prints once it has burnt; one or two may
+        # end between the last count and the kill)
+        assert sandbox.spent >= min(2.0, (links - 2) * LINK_S), (sandbox.spent, links)
 
 
 def test_a_chain_between_calls_is_charged_to_the_next_call(tmp_path, toy_boxes):
@@ -137,7 +149,7 @@ def test_a_chain_between_calls_is_charged_to_the_next_call(tmp_path, toy_boxes):
     source = '''
 def add(a, b):
     if a == 1:
-        _chain(40, linger=30.0)
+        os.close(_chain(40, linger=30.0))
     return a + b
 '''
     with chained_box(tmp_path, toy_boxes, source, call_timeout=1.0) as sandbox:
@@ -155,15 +167,15 @@ def add(a, b):
 
 def test_a_module_that_chains_in_every_call_costs_its_own_tests_only(tmp_path):
     """amp_update right in every function, each call first holding a CPU with a chain of
-    at most 100 links (6 s of wall time), beside honest students in ``grade-many --jobs 2``.
+    100 links (5 s of CPU: more than a call may spend) and waiting for its end, beside
+    honest students in ``grade-many --jobs 2``.
     Its CPU time is bounded by its limits (the links it ran, one byte each in its
     log), its tests fail, its other modules and its neighbours keep every mark."""
-    call_timeout, budget = 1.0, 3.0
+    call_timeout, budget = 2.0, 4.0  # an honest call stays far within 2 s of wall time on a busy machine
     chained = chain_source(90.0) + solution_source("amp_update") + '''
 def _holding(function):
     def held(*args, **kwargs):
-        _chain(100)
-        time.sleep(max(0.0, min(6.0, STOP_AT - time.time())))
+        _wait(_chain(100))
         return function(*args, **kwargs)
     return held
 
@@ -180,5 +192,9 @@ plan_mixed_precision_update = _holding(plan_mixed_precision_update)
     assert chain["modules"]["amp_update"]["score"] == 0
     assert chain["modules"]["loss_scaler"]["score"] == chain["modules"]["loss_scaler"]["max_score"]
     links = chain["printed"]["amp_update"]["bytes"]
-    # the budget, and the most one call overshoots it by: its limit and a count's interval
-    assert links * LINK_S <= budget + call_timeout + 1.0, f"{links} links ran: {links * LINK_S:.1f} s of CPU"
+    # the budget, and what its five or so calls overshoot it by: a count's interval each
+    assert links * LINK_S <= budget + 2.5, f"{links} links ran: {links * LINK_S:.1f} s of CPU"
+    if os.geteuid() != 0:  # no cgroup: the budget is wall time, and the module ends within it
+        honest = max(results[name]["execution_time"] for name in ("a-honest", "c-honest"))
+        assert results["b-chain"]["execution_time"] - honest <= 2 * (budget + call_timeout), (
+            results["b-chain"]["execution_time"], honest)
