@@ -117,7 +117,7 @@ class Sandbox:
         self.guarded = assignment_side.guard(module_name) is not None  # its answers must say so
         self._box = None
         self._import_error = None
-        self._cpu_mark = None     # the box's CPU count when the last call's clock stopped
+        self._cpu_mark = None     # the box's count where the last call's clock stopped (call_clock.Mark)
         self._pending = None      # a box asked for by prestart(), not yet confined
         self.allowance = call_clock.Allowance(self.limits.call_timeout, self.limits.after_timeout,
                                               self.limits.call_output_bytes)
@@ -229,6 +229,8 @@ class Sandbox:
         reading = None
         self.printed.start_call()
         try:
+            if clock.charged >= timeout:  # the box spent it in the background (call_clock)
+                raise socket.timeout("time limit")
             wire.send_frame(sock, dict(message, id=request_id), deadline=backstop)
             self._wait_for_answer(sock, timeout, clock, backstop)
             # An answer that has begun follows at once from an honest worker (one
@@ -317,7 +319,7 @@ class Sandbox:
         charged = max(clock.finish(), judge)
         self.spent += charged
         self.wall_spent += time.monotonic() - clock.started
-        self._cpu_mark = clock.last_cpu if clock.counting else None
+        self._cpu_mark = clock.mark()
         self.printed.end_call()
         return charged
 

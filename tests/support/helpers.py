@@ -158,6 +158,29 @@ def running(pid):
         return False
 
 
+@contextlib.contextmanager
+def parent_with_child(child_code):
+    """A Python process of its own (this test process has other descendants) that
+    started one child running ``child_code``: yields ``(parent Popen, child pid)``;
+    both are killed after."""
+    import subprocess
+    import sys
+
+    parent = subprocess.Popen([sys.executable, "-c",
+                               "import subprocess, sys, time\n"
+                               f"child = subprocess.Popen([sys.executable, '-c', {child_code!r}])\n"
+                               "print(child.pid, flush=True)\ntime.sleep(120)"],
+                              stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    try:
+        yield parent, child
+    finally:
+        for pid in (child, parent.pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        parent.wait()
+
+
 def outliving(pids, timeout):
     """Which of ``pids`` still run after waiting up to ``timeout`` seconds for them to end."""
     deadline = time.monotonic() + timeout
