@@ -20,6 +20,7 @@ import select
 import signal
 import sys
 
+from autograder.intake import stack_dump
 from autograder.sandbox import assignment_side, isolation
 from autograder.sandbox.confine import cgroups, limits, namespaces
 from autograder.sandbox.confine.box_config import SealRequest
@@ -114,6 +115,9 @@ def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
                 usage = limits.tree_usage(pid, cgroup.members() if cgroup is not None else None)
                 _send(keeper_sock, {"cpu": usage[0], "running": usage[1]} if usage else {"cpu": None})
                 continue
+            if message == b"where":  # a call ran out of time: its stack, to the judge's socket
+                ask_for_stack(pid)
+                continue
             if not message or message == b"kill":
                 _kill(pid, own_pid_namespace)
                 break
@@ -121,6 +125,16 @@ def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
     if not own_pid_namespace:
         limits.kill_descendants()
     return limits.describe_status(status)
+
+
+def ask_for_stack(pid):
+    """Signal the worker to write its stack to the judge (:mod:`autograder.intake.stack_dump`);
+    a worker that dropped the handler ignores it (PID 1 of its namespace) or dies, as it would anyway."""
+    if stack_dump.SIGNAL is not None:
+        try:
+            os.kill(pid, stack_dump.SIGNAL)
+        except OSError:
+            pass
 
 
 def _exited(pid):

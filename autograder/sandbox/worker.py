@@ -14,6 +14,7 @@ Every answer is plain data (:mod:`autograder.sandbox.wire`) and echoes the
 request's random ``id``. Whatever the student code does here -- lie, patch,
 exit -- the judge only ever sees bytes it validates itself.
 """
+import faulthandler
 import importlib
 import io
 import itertools
@@ -22,6 +23,7 @@ import os
 import sys
 import traceback
 
+from autograder.intake import stack_dump
 from autograder.sandbox import assignment_side, wire
 from autograder.sandbox.environment import scrubbed_environment
 
@@ -199,7 +201,18 @@ def run(sock, submission_dir, module_name, log_fd, scratch=None):
     sys.stdin = io.StringIO("")
     worker = Worker(submission_dir, module_name)
     worker.prepare()
+    _dump_stack_on_request(sock)
     worker.serve(sock)
+
+
+def _dump_stack_on_request(sock):
+    """Before any student code: the stack goes to the judge on its signal, when a
+    call ran out of time (:mod:`autograder.intake.stack_dump`)."""
+    if stack_dump.SIGNAL is not None:
+        try:
+            faulthandler.register(stack_dump.SIGNAL, file=sock.fileno(), all_threads=True)
+        except (OSError, RuntimeError, ValueError):  # no place, then: the feedback says what it said before
+            pass
 
 
 def main():
