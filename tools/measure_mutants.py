@@ -1,5 +1,5 @@
 """How well the local grade (visible suites only, what a student's template runs) stands in for the
-real one, measured on the project's single-mistake submissions (tests/mutants_*.py).
+real one, measured on the project's single-mistake submissions (tests/support/mutants_*.py).
 
 For each mutant: do the template's public tests (exercises/tests) fail; the module's score in a
 visible-only grade, the TODO its diagnosis names first; the module's score with the hidden suites at
@@ -32,9 +32,9 @@ from autograder import active_assignment  # noqa: E402
 from support.helpers import make_submission  # noqa: E402
 
 ASSIGNMENT = active_assignment.current()
-# tests/mutants_<module>.py of each module, in the assignment's order
+# tests/support/mutants_<module>.py of each module, in the assignment's order
 CASES = [(module, case) for module in ASSIGNMENT.modules
-         for case in importlib.import_module(f"mutants_{module}").CASES]
+         for case in importlib.import_module(f"support.mutants_{module}").CASES]
 COSTLY = 3  # hidden points a mistake may not cost while every visible test passes
 
 
@@ -53,12 +53,15 @@ def measure(module, case, seeds, boxes, work):
 
     folder = make_submission(work / case.name, {module: case.source(module)})
     row = {"module": module, "name": case.name, "todo": case.todo, "public_fail": public_tests_fail(folder, module)}
-    local = grade_submission(folder, seed=seeds[0], include_hidden=False, modules=[module], boxes=boxes, lang="zh")
+    limits = case.sandbox_limits()  # an endless loop's small limits
+    local = grade_submission(folder, seed=seeds[0], include_hidden=False, modules=[module], boxes=boxes, lang="zh",
+                             limits=limits)
     row["local"], row["local_max"] = local.by_module()[module]
     row["local_todo"] = local.diagnosis.get(module, {}).get("todo")
     row["full"], row["full_todo"] = [], None
     for seed in seeds:
-        full = grade_submission(folder, seed=seed, include_hidden=True, modules=[module], boxes=boxes, lang="zh")
+        full = grade_submission(folder, seed=seed, include_hidden=True, modules=[module], boxes=boxes, lang="zh",
+                                limits=limits)
         score, row["full_max"] = full.by_module()[module]
         row["full"].append(score)
         if row["full_todo"] is None:
