@@ -30,12 +30,14 @@ _FRAME = re.compile(r'^ +File "(?P<file>[^"\n]{1,4096})", line (?P<line>\d{1,7})
 
 
 def read(sock, wait=WAIT_S):
-    """What the box writes to ``sock`` within ``wait`` seconds, until it pauses
-    (:data:`QUIET_S`) or :data:`MAX_BYTES` came; b"" when nothing came."""
+    """What the box writes to ``sock`` once it begins within ``wait`` seconds, until it
+    pauses (:data:`QUIET_S`), :data:`MAX_BYTES` came or twice ``wait`` passed (a box
+    that trickles bytes is not waited for); b"" when nothing came."""
     data = bytearray()
-    deadline = time.monotonic() + wait
+    started = time.monotonic()
     while len(data) < MAX_BYTES:
-        left = deadline - time.monotonic() if not data else QUIET_S
+        now = time.monotonic()
+        left = min(started + wait - now if not data else QUIET_S, started + 2 * wait - now)
         if left <= 0:
             break
         try:

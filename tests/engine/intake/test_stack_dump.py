@@ -75,6 +75,19 @@ def test_read_stops_at_a_pause_at_its_bound_and_when_nothing_comes():
         writer.start()
         assert stack_dump.read(ours) == b"first "
         writer.join()
+        ours.recv(1 << 20)
+
+        def drip():  # a byte just inside every pause, for ever: not waited for past twice the wait
+            try:
+                while True:
+                    theirs.sendall(b"y")
+                    time.sleep(stack_dump.QUIET_S / 2)
+            except OSError:
+                pass
+        threading.Thread(target=drip, daemon=True).start()
+        started = time.monotonic()
+        assert stack_dump.read(ours, wait=0.3)
+        assert time.monotonic() - started < 0.3 * 2 + 0.5
     finally:
         ours.close()
         theirs.close()
