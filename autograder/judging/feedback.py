@@ -72,9 +72,9 @@ def frames_of(error, module):
 def where_it_was(error, module, source):
     """The :class:`Place` a failure is evidence against (None: its test's own TODO is):
 
-    * a call stopped for its time or its printing: the student's innermost frame,
-      with the TODO of the innermost frame in a TODO's code (the stub's given code
-      that a loop calls is not where to look);
+    * a call stopped for its time or its printing: the innermost of the student's
+      frames in a TODO's code (the stub's given code that a loop calls is not where
+      to look), else the innermost frame of the file;
     * an exception raised by the stub's given code (a rule it checks, e.g. a method
       called twice): the student's call into it, the innermost frame in a TODO's code."""
     stack = frames_of(error, module) if error is not None and source else []
@@ -84,8 +84,8 @@ def where_it_was(error, module, source):
     marked = [(line, name, places.todo_at(line)) for line, name in stack]
     in_todo = next((frame for frame in reversed(marked) if frame[2]), None)
     if error.kind in STOPPED:
-        line, name, todo = marked[-1]
-        return Place(line, name, in_todo[2] if in_todo else todo or 0)
+        line, name, todo = in_todo or marked[-1]
+        return Place(line, name, todo or 0)
     if error.kind == "exception" and marked[-1][2] == 0 and in_todo is not None:
         return Place(*in_todo)
     return None

@@ -95,3 +95,16 @@ def test_the_given_codes_rule_broken_by_a_call_goes_to_the_calls_todo():
         result = _failed(1, StudentError("exception", "ValueError", "b is None", own, line=5))
         feedback.finish([result], "en", "exercises", {"toy_sum": source})
     assert result.blamed == 1
+
+
+def test_a_loop_that_calls_the_given_code_is_placed_at_its_own_line():
+    """Stopped while in given code that a TODO's loop calls: the loop's line and TODO are named."""
+    source = ('def add(a, b):\n    if b is None:\n        raise ValueError("b is None")\n    # TODO 1: add\n'
+              '    return a + b\n\n\ndef total(numbers):\n    # TODO 2: total\n    while True:\n'
+              '        add(0, 1)\n')
+    stack = '  File "toy_sum.py", line 11, in total\n  File "toy_sum.py", line 2, in add\n'
+    with toy.active():
+        result = _failed(2, StudentError("timeout", "", "20", stack, line=2))
+        feedback.finish([result], "en", "exercises", {"toy_sum": source})
+    assert "running exercises/toy_sum.py line 11, in total (TODO 2)" in result.output
+    assert result.output.splitlines()[-1].strip() == "line 2, in add: if b is None:"
