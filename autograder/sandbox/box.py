@@ -20,6 +20,7 @@ import select
 import signal
 import sys
 
+from autograder.intake import stack_dump
 from autograder.sandbox import assignment_side, isolation
 from autograder.sandbox.confine import cgroups, limits, namespaces
 from autograder.sandbox.confine.box_config import SealRequest
@@ -119,6 +120,9 @@ def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None, proc=None):
             if message == b"cpu":  # what the judge's call clock charges (call_clock.py)
                 _send(keeper_sock, limits.box_count(pid, cgroup, proc))
                 continue
+            if message == b"where":  # a call ran out of time: its stack, to the judge's socket
+                ask_for_stack(pid)
+                continue
             if not message or message == b"kill":
                 _kill(pid, own_pid_namespace)
                 break
@@ -126,6 +130,16 @@ def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None, proc=None):
     if not own_pid_namespace:
         limits.kill_descendants()
     return limits.describe_status(status)
+
+
+def ask_for_stack(pid):
+    """Signal the worker to write its stack to the judge (:mod:`autograder.intake.stack_dump`);
+    a worker that dropped the handler ignores it (PID 1 of its namespace) or dies, as it would anyway."""
+    if stack_dump.SIGNAL is not None:
+        try:
+            os.kill(pid, stack_dump.SIGNAL)
+        except OSError:
+            pass
 
 
 def _exited(pid):

@@ -22,6 +22,7 @@ import sys
 import time
 
 from autograder import locations
+from autograder.intake import stack_dump
 from autograder.sandbox.confine import platforms
 from autograder.sandbox.environment import SAFE_ENVIRONMENT, forking_environment, scrubbed_environment  # noqa: F401
 
@@ -76,6 +77,15 @@ class Box:
             self.keeper.send(b"kill")
         except OSError:
             pass
+
+    def stack(self):
+        """The stack the worker dumps when its keeper signals it (b"" if none came):
+        where a call that ran out of time was (:mod:`autograder.intake.stack_dump`)."""
+        try:
+            self.keeper.send(b"where")
+        except OSError:
+            return b""
+        return stack_dump.read(self.sock)
 
     def usage(self, timeout=2.0):
         """``(cpu_seconds, running, whole, others)`` as the box's keeper counts them
@@ -263,6 +273,12 @@ class _SpawnedBox(Box):
 
     def usage(self, timeout=2.0):
         return None  # no keeper: calls are charged in wall-clock time
+
+    def stack(self):
+        if stack_dump.SIGNAL is None or self.process.poll() is not None:
+            return b""
+        os.kill(self.process.pid, stack_dump.SIGNAL)
+        return stack_dump.read(self.sock)
 
     def exit_status(self, timeout=3.0):
         try:

@@ -68,6 +68,8 @@ class KeptBox:
                 message = b""
             if message == b"cpu":  # what the judge's call clock charges (call_clock.py)
                 self._send(limits.box_count(self.pid, self.cgroup))
+            elif message == b"where":  # a call ran out of time: its stack, to the judge's socket
+                box.ask_for_stack(self.pid)
             elif not message or message == b"kill":
                 self.kill()
         elif fd == self.pidfd:

@@ -22,6 +22,7 @@ the failure is the grader's. Student code can forge any claim, so the judge
 believes one only when it reproduces the failure without the student's code
 (:meth:`autograder.sandbox.client.Sandbox._settle`).
 """
+import faulthandler
 import importlib
 import io
 import itertools
@@ -31,6 +32,7 @@ import sys
 import traceback
 
 from autograder import locations
+from autograder.intake import stack_dump
 from autograder.intake.submitted_text import clean
 from autograder.sandbox import assignment_side, wire
 from autograder.sandbox.environment import scrubbed_environment
@@ -267,7 +269,18 @@ def run(sock, submission_dir, module_name, log_fd, scratch=None):
     sys.stdin = io.StringIO("")
     worker = Worker(submission_dir, module_name)
     worker.prepare()
+    _dump_stack_on_request(sock)
     worker.serve(sock)
+
+
+def _dump_stack_on_request(sock):
+    """Before any student code: the stack goes to the judge on its signal, when a
+    call ran out of time (:mod:`autograder.intake.stack_dump`)."""
+    if stack_dump.SIGNAL is not None:
+        try:
+            faulthandler.register(stack_dump.SIGNAL, file=sock.fileno(), all_threads=True)
+        except (OSError, RuntimeError, ValueError):  # no place, then: the feedback says what it said before
+            pass
 
 
 def main():
