@@ -465,14 +465,14 @@ def readme_commands(readme):
     return commands
 
 
-SETUP_PREFIXES = ("python -m venv", "source ", "pip install", "pip config")
+SETUP_PREFIXES = ("python -m venv", "python3 -m venv", "source ", "pip install", "pip config", "uv pip ")
 
 
 def argv(command):
     words = shlex.split(command)
     if words[0] == "pytest":
         return [sys.executable, "-m", "pytest", *words[1:]]
-    assert words[0] == "python", f"README command not covered by this test: {command}"
+    assert words[0] in ("python", "python3"), f"README command not covered by this test: {command}"
     return [sys.executable, *words[1:]]
 
 
