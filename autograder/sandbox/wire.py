@@ -116,7 +116,7 @@ def encode_value(value, depth=0):
 # What binascii's strict mode (Python 3.11+) accepts at the lengths a tensor's data may have
 # (a multiple of four): the alphabet only, padding only at the end, never more than it
 # completes. Python 3.10 has no strict mode and would skip any other character, so there the
-# pattern is checked first (tests/engine/sandbox/test_wire_python310.py compares the two).
+# pattern is checked first (tests/engine/sandbox/test_python310_fallbacks.py compares the two).
 _STRICT_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 
 

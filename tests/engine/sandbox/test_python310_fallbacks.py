@@ -1,6 +1,7 @@
-"""Python 3.10 has no ``binascii.a2b_base64(strict_mode=)``: the wire's fallback refuses what
-strict mode refuses, for every length a tensor's data may have (a multiple of four), and a
-grade through it decodes answers as 3.11+ does."""
+"""What the sandbox does where Python 3.10 lacks 3.11's: ``binascii.a2b_base64(strict_mode=)``
+(the wire's fallback refuses what strict mode refuses, for every length a tensor's data may
+have, and decodes answers as 3.11+ does) and a traceback's columns (``code.co_positions``: the
+worker reports a student's exception with its lines only, where asking for them crashed it)."""
 import base64
 import binascii
 import random
@@ -9,7 +10,7 @@ import sys
 import pytest
 import torch
 
-from autograder.sandbox import wire
+from autograder.sandbox import wire, worker
 
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 NOISE = "=\n \t\x00-_.é!"
@@ -64,3 +65,18 @@ def test_decoding_through_the_fallback(monkeypatch):
 def test_the_choice_follows_the_python():
     chosen = wire._strict_base64_311 if sys.version_info >= (3, 11) else wire._strict_base64_310
     assert wire.strict_base64 is chosen
+
+
+def test_a_students_exception_is_reported_without_columns(monkeypatch, tmp_path):
+    monkeypatch.setattr(worker, "_COLUMNS", False)
+    student = tmp_path / "mine.py"
+    student.write_text("def f(scale):\n    if scale <= 0:\n        raise ValueError('scale must be positive')\n",
+                       encoding="utf-8")
+    namespace = {}
+    exec(compile(student.read_text(encoding="utf-8"), str(student), "exec"), namespace)
+    try:
+        namespace["f"](0)
+    except ValueError as exc:
+        error = worker._error(exc, str(tmp_path))
+    assert error["type"] == "ValueError" and error["line"] == 3
+    assert "mine.py" in error["traceback"] and "scale must be positive" in error["traceback"]
