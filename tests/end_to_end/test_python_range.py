@@ -6,7 +6,9 @@ nothing blamed on the student that is the grader's.
 
 Pythons: pyenv's (``$PYENV_ROOT/versions/3.X.Y``) and ``python3.X`` on PATH, one per minor
 version. This machine's pip config carries torch's CPU wheel for its own Python (given to uv
-as find-links, as .ci/run does); other Pythons get PyPI's torch, the CUDA build (several GB).
+as find-links, as .ci/run does); other Pythons get torch's CPU build from PyTorch's index where it
+is reachable (GitHub's runners) and PyPI's CUDA build (several GB) where it is not (this
+repository's CI machines).
 uv's cache, shared by all of them, downloads each wheel once, and each finished venv is kept
 between runs under a key of requirements.txt and the Python (tests/support/export_envs.py).
 """
@@ -14,6 +16,7 @@ import json
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -66,6 +69,16 @@ def uv_environ():
     return env
 
 
+def pytorch_index_reachable():
+    """Whether PyTorch's CPU index resolves here (GitHub's runners: yes; this repository's CI
+    machines: no, and PyPI's CUDA build stands in)."""
+    try:
+        socket.getaddrinfo("download.pytorch.org", 443)
+    except OSError:
+        return False
+    return True
+
+
 def built_venv(python):
     """The python of a venv made by uv from requirements.txt for ``python`` (kept between runs)."""
     requirements = (ROOT / "requirements.txt").read_bytes()
@@ -74,7 +87,8 @@ def built_venv(python):
         uv = [sys.executable, "-m", "uv"]
         env = uv_environ()
         export_envs.run_logged(uv + ["venv", "--python", python, str(folder / "venv")], folder / "venv.log", env=env)
-        export_envs.run_logged(uv + ["pip", "install", "--python", str(folder / "venv" / "bin" / "python"),
+        cpu = ["--torch-backend", "cpu"] if pytorch_index_reachable() else []  # else PyPI's: several GB
+        export_envs.run_logged(uv + ["pip", "install", "--python", str(folder / "venv" / "bin" / "python"), *cpu,
                                      "-r", str(folder / "requirements.txt")], folder / "install.log", env=env)
 
     folder = export_envs.cached("python-range", {"requirements.txt": requirements}, build, python)

@@ -8,6 +8,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -119,7 +120,7 @@ def test_a_real_old_python_is_told_before_pip(minor):
 
 
 def test_the_readme_step_passes_here_in_silence():
-    proc = subprocess.run([shutil.which("python3") or "python3", "-m", "autograder.python_range"], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "autograder.python_range"], cwd=ROOT,
                           capture_output=True, text=True, timeout=60, env=clean_env())
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
@@ -127,9 +128,10 @@ def test_the_readme_step_passes_here_in_silence():
 def test_grade_in_a_python_without_the_requirements_says_how_to_install_them(tmp_path):
     """A bare venv (no torch, nothing): the grade names what is missing and the CPU build of torch
     to install first, with the standard library only, and still writes its results."""
-    subprocess.run([shutil.which("python3"), "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True,
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True,
                    env=clean_env())
-    proc = subprocess.run([str(tmp_path / "bare" / "bin" / "python"), "-m", "autograder", "grade", "--lang", "zh",
+    bare = tmp_path / "bare" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    proc = subprocess.run([str(bare), "-m", "autograder", "grade", "--lang", "zh",
                            "--submission", str(ROOT / "exercises"), "--results", str(tmp_path / "r.json")], cwd=ROOT,
                           capture_output=True, text=True, timeout=60, env=clean_env())
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
