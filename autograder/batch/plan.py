@@ -35,9 +35,8 @@ MAX_PYPROJECT_BYTES = 256 * 1024
 def repository_language(submission, layout):
     """``[tool.autograder] lang`` of the repository being graded (the folder
     around ``exercises/``), or None. Read within a bound; never run."""
-    import tomllib
-
     from autograder.i18n import check_language
+    from autograder.toml_reader import tomllib
 
     root = pathlib.Path(submission).parent if layout == "repo" else pathlib.Path(submission)
     try:

@@ -184,8 +184,8 @@ def check_language(value):
 def configured_language(root="."):
     """``[tool.autograder] lang`` from ``root/pyproject.toml`` (None if unset or unreadable)."""
     try:
-        import tomllib
-    except ImportError:  # Python 3.10
+        from autograder.toml_reader import tomllib
+    except ModuleNotFoundError:  # Python 3.10 without the requirements (tomli): still say it in the course's language
         return _scan_pyproject(root)
     try:
         with open(os.path.join(root, "pyproject.toml"), "rb") as handle:

@@ -53,10 +53,15 @@ class _BlockGraderImports:
         return None
 
 
+# Columns of a traceback's lines (code.co_positions, FrameSummary's colno...) are Python 3.11's:
+# on 3.10 a student's traceback has lines only (asking for them there crashed the worker).
+_COLUMNS = sys.version_info >= (3, 11)
+
+
 def _position(code, offset):
     """``(lineno, end_lineno, colno, end_colno)`` of the instruction at byte ``offset`` of
     ``code``, as Python's own tracebacks read it (two bytes an instruction)."""
-    if offset < 0:
+    if offset < 0 or not _COLUMNS:
         return None, None, None, None
     return next(itertools.islice(code.co_positions(), offset // 2, None), (None, None, None, None))
 
@@ -79,9 +84,9 @@ def _student_frames(exc, submission_dir):
                 os.path.abspath(filename).startswith(submission_dir + os.sep)
         if own[filename]:
             lineno, end_lineno, colno, end_colno = _position(code, tb.tb_lasti)
+            columns = {"end_lineno": end_lineno, "colno": colno, "end_colno": end_colno} if _COLUMNS else {}
             frames.append(traceback.FrameSummary(filename, tb.tb_lineno if lineno is None else lineno, code.co_name,
-                                                 lookup_line=False, end_lineno=end_lineno, colno=colno,
-                                                 end_colno=end_colno))
+                                                 lookup_line=False, **columns))
         tb = tb.tb_next
     for filename in {frame.filename for frame in frames}:
         linecache.checkcache(filename)  # a file edited since an earlier error is read again
