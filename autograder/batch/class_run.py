@@ -21,7 +21,8 @@ import time
 from autograder import locations
 from autograder.batch.grade_class import (BatchInterrupted, UsageError, discover, parse_shard, release_reserve,
                                           run_batch, select_shard)
-from autograder.batch.manifest import MANIFEST, _now, merge_manifests, read_manifest, write_manifest
+from autograder.batch.manifest import (MANIFEST, _now, grader_identity, merge_manifests, read_manifest,
+                                      write_manifest)
 from autograder.i18n import resolve_language
 from autograder.judging.results import CLASS_STATUSES
 from autograder.reports.safe_text import terminal_line
@@ -55,6 +56,45 @@ def deadline_spec(args, recorded=None):
         return deadline.DeadlineSpec(when)
     except deadline.DeadlineError as exc:
         raise UsageError(exc.render(staff_language(args))) from None
+
+
+ONLY_EXTENSION = "--only --deadline"   # where an extension came from: a re-grade that gave one
+
+
+def run_deadline(args, keep, chosen):
+    """``(spec, extensions)``: the :class:`~autograder.batch.deadline.DeadlineSpec` of this run
+    and the extensions run.json records (``{student: {"deadline", "source"}}``). A re-grade
+    (``keep``: the recorded run) keeps the class's recorded deadline and extensions; a
+    ``--deadline`` given with ``--only`` is the deadline of the students re-graded (an
+    extension, recorded as theirs), never the class's."""
+    from autograder.batch import deadline
+
+    recorded = (keep or {}).get("deadline") if keep else None
+    extensions = dict((keep or {}).get("extensions") or {})
+    own = None
+    if keep and args.deadline is not None:
+        if not recorded:
+            raise UsageError("--deadline with --only: this class was graded without a deadline; grade the "
+                             "whole class with --deadline first (a re-grade never changes the class's deadline)")
+        try:
+            own = deadline.parse_deadline(args.deadline)
+        except deadline.DeadlineError as exc:
+            raise UsageError(exc.render(staff_language(args))) from None
+        args.deadline = None
+    spec = deadline_spec(args, recorded)
+    if own is not None:
+        for student in chosen:
+            if own == spec.when:
+                extensions.pop(student, None)   # graded at the class's deadline again
+            else:
+                extensions[student] = {"deadline": deadline.iso(own, own), "source": ONLY_EXTENSION}
+    if spec is not None:
+        try:
+            spec.extensions = {student: deadline.parse_deadline(entry["deadline"])
+                               for student, entry in extensions.items()}
+        except (deadline.DeadlineError, KeyError, TypeError):
+            raise UsageError(f"{MANIFEST}: an extension it records is not readable: {extensions!r:.200}") from None
+    return spec, (extensions if spec is not None else {})
 
 
 def staff_language(args):
@@ -95,10 +135,11 @@ def grade_many(args, judge_process=True):
     lang = args.lang or ((previous or {}).get("lang") if args.only else None)
 
     keep = previous if (args.only and previous) else None
-    spec = deadline_spec(args, (previous or {}).get("deadline") if keep else None)
+    spec, extensions = run_deadline(args, keep, chosen)
+    grader = grader_identity()
     manifest = keep or {"students": {}}
     manifest.update({
-        "version": 1, "seed": manifest.get("seed", seed) if keep else seed,
+        "version": 1, "seed": manifest.get("seed", seed) if keep else seed, "grader": grader,
         "root": str(root.resolve()), "visible_only": bool(args.visible_only),
         "shard": f"{shard[0]}/{shard[1]}" if shard else manifest.get("shard"),
         "class_size": len(students), "started": _now(), "lang": lang,
@@ -110,9 +151,15 @@ def grade_many(args, judge_process=True):
         manifest["deadline"] = dict(spec.describe(), also_latest=bool(args.also_latest))
     elif not keep:
         manifest.pop("deadline", None)
+    if extensions:
+        manifest["extensions"] = extensions
+    else:
+        manifest.pop("extensions", None)
+    own = [f"{student} {extensions[student]['deadline']}" for student in chosen if student in extensions]
     print(f"grade-many: {len(chosen)} of {len(students)} folder(s) in {root}"
           + (f", shard {shard[0]}/{shard[1]}" if shard else "") + f"; seed {seed}"
-          + (f"; deadline {manifest['deadline']['deadline']} ({spec.source})" if spec else ""), file=sys.stderr)
+          + (f"; deadline {manifest['deadline']['deadline']} ({spec.source})" if spec else "")
+          + (f"; extension: {', '.join(own)}" if own else ""), file=sys.stderr)
     started = time.monotonic()
     warnings = []
     info = {}
@@ -136,6 +183,7 @@ def grade_many(args, judge_process=True):
                                 progress=not args.no_progress, manifest_entries=manifest["students"],
                                 warnings=warnings, allow_unconfined=args.allow_unconfined, info=info,
                                 deadline=spec, also_latest=args.also_latest, workdir=workdir, lang=lang,
+                                grader=grader,
                                 clean_process=judge_process, meanwhile=meanwhile)
         except BatchInterrupted as exc:
             entries, interrupted = exc.entries, True

@@ -121,14 +121,20 @@ def load_pushes(path):
 
 @dataclasses.dataclass
 class DeadlineSpec:
-    when: datetime.datetime
+    when: datetime.datetime       # the class's deadline
     source: str = COMMITTED
     pushes: dict = None           # student -> [(sha, datetime)] for PUSHED
     pushes_file: str = ""
+    extensions: dict = dataclasses.field(default_factory=dict)   # student -> their own deadline
 
     def describe(self):
+        """The class's deadline as run.json records it (the extensions are recorded beside)."""
         return {"deadline": iso(self.when, self.when), "source": self.source,
                 **({"pushes_file": self.pushes_file} if self.source == PUSHED else {})}
+
+    def when_for(self, student):
+        """The deadline that applies to ``student``: their extension, else the class's."""
+        return self.extensions.get(student, self.when)
 
 
 def iso(when, zone_of):
@@ -179,7 +185,10 @@ def default_branch(clone):
 def take_snapshot(student_dir, student, spec, workdir, also_latest=False):
     """Export the commit that counts for ``student`` (and the branch head with
     ``also_latest``) under ``workdir``; never raises for a student's repository."""
-    record = {"deadline": iso(spec.when, spec.when), "source": spec.source}
+    when = spec.when_for(student)
+    record = {"deadline": iso(when, when), "source": spec.source}
+    if student in spec.extensions:
+        record.update(extension=True, class_deadline=iso(spec.when, spec.when))
     kind = git_snapshot.has_repository(student_dir)
     if kind is None:
         record.update(source=WORKING_TREE, note="not a git repository: graded as it is; no deadline could be checked")
@@ -195,13 +204,13 @@ def take_snapshot(student_dir, student, spec, workdir, also_latest=False):
             record.update(sha=None, later_commits=0)
             return Snapshot(record, status=NO_COMMIT, reason="the repository has no commit")
         record["branch"] = branch
-        chosen = _choose(clone, head, student, spec, record)
+        chosen = _choose(clone, head, student, spec, when, record)
         latest = {"sha": head, "committed_at": iso(_from_timestamp(git_snapshot.commit_timestamp(clone, head),
-                                                                    spec.when), spec.when)}
+                                                                    when), when)}
         snapshot = Snapshot(record)
         if chosen is None:
             record.update(sha=None, later_commits=git_snapshot.count_commits(clone, None, head), latest=latest)
-            snapshot.status, snapshot.reason = NO_COMMIT, _no_commit_reason(spec, student)
+            snapshot.status, snapshot.reason = NO_COMMIT, _no_commit_reason(spec, student, when)
         else:
             record["later_commits"] = git_snapshot.count_commits(clone, record["sha"], head)
             snapshot.tree = base / "graded"
@@ -218,30 +227,29 @@ def take_snapshot(student_dir, student, spec, workdir, also_latest=False):
         return Snapshot(record, status=CRASHED, reason=f"the git repository could not be read: {exc}")
 
 
-def _choose(clone, head, student, spec, record):
-    """Fill ``record`` with the graded commit; returns its sha, or None."""
+def _choose(clone, head, student, spec, when, record):
+    """Fill ``record`` with the commit graded at ``when``; returns its sha, or None."""
     if spec.source == PUSHED:
-        found = choose_pushed((spec.pushes or {}).get(student, []), spec.when)
+        found = choose_pushed((spec.pushes or {}).get(student, []), when)
         if found is None:
             return None
         sha, pushed_at = found
         if git_snapshot.resolve(clone, sha) != sha:
-            raise git_snapshot.GitError(f"the commit {sha[:12]} pushed at {iso(pushed_at, spec.when)} is not "
+            raise git_snapshot.GitError(f"the commit {sha[:12]} pushed at {iso(pushed_at, when)} is not "
                                         "in this clone (overwritten by a later force push? fetch it first)")
-        record.update(sha=sha, pushed_at=iso(pushed_at, spec.when),
-                      committed_at=iso(_from_timestamp(git_snapshot.commit_timestamp(clone, sha), spec.when),
-                                       spec.when))
+        record.update(sha=sha, pushed_at=iso(pushed_at, when),
+                      committed_at=iso(_from_timestamp(git_snapshot.commit_timestamp(clone, sha), when), when))
         return sha
-    found = choose_committed(git_snapshot.first_parent_history(clone, head), spec.when)
+    found = choose_committed(git_snapshot.first_parent_history(clone, head), when)
     if found is None:
         return None
     timestamp, sha = found
-    record.update(sha=sha, committed_at=iso(_from_timestamp(timestamp, spec.when), spec.when))
+    record.update(sha=sha, committed_at=iso(_from_timestamp(timestamp, when), when))
     return sha
 
 
-def _no_commit_reason(spec, student):
+def _no_commit_reason(spec, student, when):
     if spec.source == PUSHED and student not in (spec.pushes or {}):
         return "the push record has no entry for this folder"
     what = "push" if spec.source == PUSHED else "commit"
-    return f"no {what} on the default branch at or before {iso(spec.when, spec.when)}"
+    return f"no {what} on the default branch at or before {iso(when, when)}"

@@ -47,8 +47,24 @@ def grade_job(submission, seed, include_hidden, with_flags, boxes=None, uid=None
     from autograder.judging.engine import grade_submission
 
     flags = submission_tamper_flags(submission) if with_flags else []
-    return grade_submission(submission, seed=seed, include_hidden=include_hidden, flags=flags,
-                            boxes=boxes, uid=uid, lang=lang)
+    report = grade_submission(submission, seed=seed, include_hidden=include_hidden, flags=flags,
+                              boxes=boxes, uid=uid, lang=lang)
+    mark_unwritten(report)
+    return report
+
+
+def mark_unwritten(report):
+    """``unwritten: true`` on each diagnosis whose test stopped on the TODO's stub (it still raises
+    NotImplementedError): the class report keeps "not written yet" apart from the mistakes."""
+    from autograder.judging.feedback import not_written
+
+    for module, entry in report.diagnosis.items():
+        if not isinstance(entry, dict) or entry.get("problem"):
+            continue
+        shown = next((test for test in report.tests if test.module == module and test.name == entry.get("test")),
+                     None)
+        if shown is not None and shown.error is not None and not_written(shown):
+            entry["unwritten"] = True
 
 
 ZERO_TEST = "grader: "  # + the status: the one test of a zero report (read back by zero_report_status)

@@ -125,11 +125,12 @@ def _shown(submission, tree, student, sha):
 
 
 def plan_students(root, output_dir, students, seed, entries, make_job, bar,
-                  deadline=None, also_latest=False, workdir=None, lang=None):
+                  deadline=None, also_latest=False, workdir=None, lang=None, grader=None):
     """Fill ``entries`` (one per student) and return ``(jobs, submissions)``:
     the grading jobs to run and ``{student: folder graded}`` (for similarity).
     Students with nothing to grade get their zero ``results.json`` here. ``lang``:
-    ``--lang`` (else each repository's setting, :func:`feedback_language`)."""
+    ``--lang`` (else each repository's setting, :func:`feedback_language`); ``grader``:
+    which grader grades, recorded in every results.json."""
     from autograder.batch.deadline import take_snapshot
 
     root, output_dir = pathlib.Path(root), pathlib.Path(output_dir)
@@ -137,12 +138,13 @@ def plan_students(root, output_dir, students, seed, entries, make_job, bar,
     for index, student in enumerate(students):
         entry = {"status": OK, "reason": "", "seed": seed, "layout": None, "seconds": 0.0, "submission": ""}
         entries[student] = entry
-        folder, extra, snapshot = root / student, None, None
+        folder, snapshot = root / student, None
+        extra = {"grader": grader} if grader else {}
         if deadline is not None:
             snapshot = take_snapshot(root / student, student, deadline, pathlib.Path(workdir) / f"{index:05d}",
                                      also_latest)
             entry["submission_commit"] = snapshot.record
-            extra = {"submission_commit": snapshot.record}
+            extra["submission_commit"] = snapshot.record
             folder = snapshot.tree or folder
         if snapshot is not None and snapshot.status:
             entry.update(status=snapshot.status, reason=snapshot.reason)
@@ -161,7 +163,8 @@ def plan_students(root, output_dir, students, seed, entries, make_job, bar,
             record = snapshot.record["latest"]
             extra = {"submission_commit": {"role": "the latest commit, graded beside and never counted",
                                            "sha": record["sha"], "committed_at": record["committed_at"],
-                                           "deadline": snapshot.record["deadline"]}}
+                                           "deadline": snapshot.record["deadline"]},
+                     **({"grader": grader} if grader else {})}
             job = _job_for(snapshot.latest_tree, student, latest, extra, make_job,
                            output_dir / student / LATEST, seed, bar, snapshot, root, sha=record["sha"], lang=lang)
             if job is not None:

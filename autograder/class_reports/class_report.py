@@ -35,7 +35,8 @@ def optional_module():
 MAX_RESULTS_BYTES = 16 * 1024 * 1024
 STATUS_ORDER = CLASS_STATUSES
 # With --deadline: which commit was graded (extra_data.submission_commit), before seed/flags/reason.
-COMMIT_COLUMNS = ("commit", "committed_at", "pushed_at", "later_commits", "latest_commit", "latest_total")
+COMMIT_COLUMNS = ("commit", "committed_at", "pushed_at", "later_commits", "latest_commit", "latest_total",
+                  "latest_committed_at")
 
 
 def _number(value):
@@ -92,6 +93,7 @@ class Row:
             score, maximum = modules.get(module, (0.0, 0.0))
             modules[module] = (score + number(test.get("score")), maximum + number(test.get("max_score")))
         self.modules = modules
+        self.out_of = self.max_score   # the assignment's full marks, once every row is read (load_rows)
 
     @property
     def no_work(self):
@@ -132,6 +134,9 @@ def load_rows(output_dir, manifest):
             if entry.get("status", OK) in (OK, NO_WORK):
                 entry = dict(entry, status=CRASHED, reason=f"{student}/results.json is missing or unreadable")
         rows.append(Row(student, entry, data))
+    full = assignment_max(rows)
+    for row in rows:   # every output shows a score out of the assignment's full marks ("0 / 100", never "0 / 0")
+        row.out_of = full if full is not None else row.max_score
     return rows
 
 
@@ -200,7 +205,8 @@ def commit_cells(row):
     total = latest.get("score")
     return [as_text(commit.get("sha")), as_text(commit.get("committed_at")), as_text(commit.get("pushed_at")),
             str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
-            as_text(latest.get("sha")), fmt_number(total) if isinstance(total, (int, float)) else ""]
+            as_text(latest.get("sha")), fmt_number(total) if isinstance(total, (int, float)) else "",
+            as_text(latest.get("committed_at"))]
 
 
 def render_csv(rows, columns):

@@ -17,7 +17,7 @@ from autograder.class_reports import vocabulary
 from autograder.class_reports.diagnoses import wrong_html
 from autograder.class_reports.flags import row_flags, worst
 from autograder.class_reports.html_student import anchor, partners_of, similarity_link, student_view
-from autograder.class_reports.class_report import (optional_module, STATUS_ORDER, bin_labels, counted,
+from autograder.class_reports.class_report import (optional_module, STATUS_ORDER, bin_labels, commit_cells, counted,
                                                    distribution, fmt_number, left_out, module_columns,
                                                    module_means, pass_rates, students, summary_stats, test_title)
 from autograder.reports.html_page import bar_chart, esc, page, severity_badge, table
@@ -25,9 +25,11 @@ from autograder.similarity.display import members_text, row_members, shown_range
 
 # The class page's own pieces (the frame's style is autograder.reports.html_page's).
 STYLE = """
-/* On a phone the students table keeps readable columns and scrolls inside its box. */
-#students-table { min-width: 50em; }
-.similar { min-width: 8em; max-width: 16em; overflow-wrap: anywhere; }
+/* On a phone the students table keeps readable columns and scrolls inside its box; everywhere
+   it is one line a student (a long list of partners is cut, the whole list in its title). */
+#students-table { min-width: 50em; } #students-table td { white-space: nowrap; }
+#students-table th code { white-space: normal; overflow-wrap: normal; }   /* breaks after an underscore only */
+.similar { max-width: 14em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .wrong { border-left: 4px solid var(--line); padding: .1em 0 .1em .8em; margin: 1em 0; }
 .wrong h3 { overflow-wrap: anywhere; } .wrong .feedback p { margin: .4em 0 .2em; }
 """
@@ -169,10 +171,11 @@ def _left_out(rows, lang):
 def _students(rows, partners, lang):
     modules = module_columns(rows)
     header = [t("Student", lang), t("Status", lang), t("Total", lang)] + \
-        [f"<code>{html.escape(m)}</code>" for m in modules] + \
-        [t("Worst flag", lang), t("Flags", lang), t("Similar to", lang), t("Later commits", lang), t("Confinement", lang)]
+        [f"<code>{html.escape(m).replace('_', '_<wbr>')}</code>" for m in modules] + \
+        [t("Worst flag", lang), t("Flags", lang), t("Similar to", lang), t("Later commits", lang),
+         t("Latest score", lang), t("Confinement", lang)]
     numeric = tuple([2] + list(range(3, 3 + len(modules))) + [3 + len(modules), 4 + len(modules),
-                                                               6 + len(modules)])
+                                                               6 + len(modules), 7 + len(modules)])
     body = []
     for index, row in sorted(enumerate(rows), key=lambda item: (-item[1].total, item[1].student)):
         if row.folder_only:
@@ -183,10 +186,9 @@ def _students(rows, partners, lang):
         cells = [f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>',
                  _word(vocabulary.status(row.status, lang)), f"{fmt_number(row.total)}"]
         cells += [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
-        later = row.commit.get("later_commits")
+        later, latest = commit_cells(row)[3], commit_cells(row)[5]
         cells += [(severity_badge(severity, vocabulary.severity(severity, lang)), 4 - flags[0].rank if flags else 0),
-                  str(len(flags)), _similar(mine, lang),
-                  str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
+                  str(len(flags)), _similar(mine, lang), later, latest,
                   _word(vocabulary.confinement(isolation_view.status_word(row.isolation), lang))]
         body.append(cells)
     sortable = table(header, body, numeric=numeric, attrs=' id="students-table"', sortable=True)
@@ -204,9 +206,15 @@ def _word(text):
 
 
 def _similar(partners, lang):
-    """The students table's cell: who this student's flagged matches are with (wraps in its column)."""
-    others = vocabulary.clauses([esc(other, 120) for other in dict.fromkeys(p["other"] for p in partners)], lang)
-    return f'<div class="similar">{others}</div>' if others else ""
+    """The students table's cell: everyone this student's flagged matches are with, each once
+    (a group flagged in every module is one list of names), on one line."""
+    names = list(dict.fromkeys(name for partner in partners for name in partner.get("names") or [partner["other"]]))
+    if not names:
+        return ""
+    shown = vocabulary.listed([esc(name, 120) for name in names], lang)
+    whole = html.escape(vocabulary.listed([str(name)[:120] for name in names], lang))
+    return f'<div class="similar" title="{whole}">{shown}</div>'
+
 
 
 def _similarity(similarity, lang):

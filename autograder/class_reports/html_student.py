@@ -49,6 +49,7 @@ def partners_of(similarity, lang="en"):
             for me in members:
                 others = [m for m in members if m != me]
                 found.setdefault(me, []).append({"module": module, "other": vocabulary.listed(map(str, others), lang),
+                                                 "names": [str(other) for other in others],
                                                  "score": _score(pair.get("score")), "page": pair.get("page"),
                                                  "severity": pair.get("severity")})
     references = similarity.get("solution_reference") if isinstance(similarity.get("solution_reference"), dict) else {}
@@ -56,7 +57,8 @@ def partners_of(similarity, lang="en"):
         for row in (data.get("matches", []) if isinstance(data, dict) else []) or []:
             for me in _matched(row):
                 found.setdefault(me, []).append(
-                    {"module": module, "other": f"solutions/{module}.py", "score": _score(row.get("score")),
+                    {"module": module, "other": f"solutions/{module}.py", "names": [t("the reference solution", lang)],
+                     "score": _score(row.get("score")),
                      "page": row.get("page"), "severity": row.get("severity")})
     torch = similarity.get("torch_reference") if isinstance(similarity.get("torch_reference"), dict) else {}
     for row in torch.get("matches", []) or []:
@@ -149,15 +151,17 @@ def _commit(row, lang):
         return t("the folder as it is (no deadline)", lang)
     sha = commit.get("sha")
     if not sha:
-        return (t("the folder as it is: not a git repository, so no deadline could be checked", lang)
-                if commit.get("source") == "working tree"
-                else t("nothing (no commit before the deadline)", lang) if row.status == NO_COMMIT
-                else t("nothing (the repository could not be read)", lang))
-    text = t("commit {sha}, committed {when}", lang, sha=f"<code>{esc(str(sha)[:12], 12)}</code>",
-             when=esc(commit.get("committed_at"), 40))
-    if commit.get("pushed_at"):
-        text += t(", pushed {when}", lang, when=esc(commit.get("pushed_at"), 40))
-    parts = [text]
+        if commit.get("source") == "working tree":
+            return t("the folder as it is: not a git repository, so no deadline could be checked", lang)
+        if row.status != NO_COMMIT:
+            return t("nothing (the repository could not be read)", lang)
+        parts = [t("nothing (no commit before the deadline)", lang)]   # the later work still shows, below
+    else:
+        text = t("commit {sha}, committed {when}", lang, sha=f"<code>{esc(str(sha)[:12], 12)}</code>",
+                 when=esc(commit.get("committed_at"), 40))
+        if commit.get("pushed_at"):
+            text += t(", pushed {when}", lang, when=esc(commit.get("pushed_at"), 40))
+        parts = [text]
     later = commit.get("later_commits")
     if isinstance(later, int) and later:
         parts.append(t("{later} not counted", lang, later="<b>" + t("{n} later commit(s)", lang, n=later) + "</b>"))
@@ -165,8 +169,10 @@ def _commit(row, lang):
     if latest.get("sha"):
         score = latest.get("score")
         shown = f"<code>{esc(str(latest['sha'])[:12], 12)}</code>"
-        parts.append(t("latest {sha} would score {score}", lang, sha=shown, score=fmt_number(score))
-                     if isinstance(score, (int, float)) else t("latest {sha}", lang, sha=shown))
+        when = esc(latest.get("committed_at"), 40)
+        parts.append(t("latest {sha}, committed {when}, would score {score}", lang, sha=shown, when=when,
+                       score=fmt_number(score)) if isinstance(score, (int, float))
+                     else t("latest {sha}, committed {when}", lang, sha=shown, when=when))
     return vocabulary.clauses(parts, lang)
 
 
@@ -194,7 +200,7 @@ def student_view(index, row, rows, partners, lang="en"):
     reason = vocabulary.reason(row.reason, lang)
     facts = [(t("Status", lang), esc(vocabulary.status(row.status, lang), 60)
               + (f" &mdash; {esc(reason, 400)}" if reason else "")),
-             (t("Total", lang), f"{fmt_number(row.total)} / {fmt_number(row.max_score)}"),
+             (t("Total", lang), f"{fmt_number(row.total)} / {fmt_number(row.out_of)}"),
              (t("Graded", lang), _commit(row, lang)),
              (t("Confinement", lang), esc(word, 40) + (" " + t("(missing: {problems})", lang, problems=esc(problems, 400))
                                                       if problems else "")),

@@ -160,7 +160,7 @@ def _students(rows, lang):
         cells = [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
         word = vocabulary.confinement(isolation_view.status_word(row.isolation), lang)
         word = f"**{word}**" if isolation_view.unconfined(row.isolation) else word
-        total = f"{fmt_number(row.total)} / {fmt_number(row.max_score)}"
+        total = f"{fmt_number(row.total)} / {fmt_number(row.out_of)}"
         lines.append(f"| {cell(row.student)} | {cell(vocabulary.status(row.status, lang))} | {total} | "
                      + " | ".join(cells) + f" | {word} |")
     return lines + [""]

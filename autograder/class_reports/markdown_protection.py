@@ -100,10 +100,11 @@ def commits(rows, lang):
                "commits came after it, and the latest commit with its score when graded with `--also-latest` "
                "(recorded beside, never counted). A late policy is yours to apply.", lang), "",
              *header(t("Student", lang), t("Status", lang), t("Graded commit", lang), t("Committed", lang),
-                     t("Pushed", lang), t("Later commits", lang), t("Latest commit", lang), t("Latest score", lang),
-                     align=["---"] * 5 + ["---:", "---", "---:"])]
+                     t("Pushed", lang), t("Later commits", lang), t("Latest commit", lang),
+                     t("Latest committed", lang), t("Latest score", lang),
+                     align=["---"] * 5 + ["---:", "---", "---", "---:"])]
     for row in rows:
-        sha, committed, pushed, later, latest, latest_total = commit_cells(row)
+        sha, committed, pushed, later, latest, latest_total, latest_at = commit_cells(row)
         if not row.commit:
             sha = "–"
         elif not sha:
@@ -114,7 +115,7 @@ def commits(rows, lang):
             sha = markdown_code(sha[:12])
         latest = markdown_code(latest[:12]) if latest else "–"
         lines.append(f"| {cell(row.student)} | {cell(vocabulary.status(row.status, lang))} | {sha} | {cell(committed)} "
-                     f"| {cell(pushed)} | {cell(later)} | {latest} | {cell(latest_total)} |")
+                     f"| {cell(pushed)} | {cell(later)} | {latest} | {cell(latest_at)} | {cell(latest_total)} |")
     notes = [(row.student, note) for row in rows if isinstance(row.commit.get("notes"), list)
              for note in row.commit["notes"]]
     if notes:
