@@ -61,16 +61,30 @@ def deadline_spec(args, recorded=None):
 ONLY_EXTENSION = "--only --deadline"   # where an extension came from: a re-grade that gave one
 
 
-def run_deadline(args, keep, chosen):
+def run_deadline(args, keep, chosen, students):
     """``(spec, extensions)``: the :class:`~autograder.batch.deadline.DeadlineSpec` of this run
     and the extensions run.json records (``{student: {"deadline", "source"}}``). A re-grade
     (``keep``: the recorded run) keeps the class's recorded deadline and extensions; a
     ``--deadline`` given with ``--only`` is the deadline of the students re-graded (an
-    extension, recorded as theirs), never the class's."""
+    extension, recorded as theirs), never the class's. ``--extensions FILE`` gives the
+    extensions of the students graded (checked whole against ``students``, ROOT's folders)."""
     from autograder.batch import deadline
+    from autograder.batch.terms import extensions as extension_file
 
     recorded = (keep or {}).get("deadline") if keep else None
-    extensions = dict((keep or {}).get("extensions") or {})
+    extensions = dict((keep or {}).get("extensions") or {}) if keep else {}
+    if getattr(args, "extensions", None):
+        if args.deadline is None and not recorded:
+            raise UsageError("--extensions needs --deadline: the class's deadline, which the extensions move "
+                             "for the students they list")
+        try:
+            listed = extension_file.recorded(extension_file.load_extensions(args.extensions, students))
+        except deadline.DeadlineError as exc:
+            raise UsageError(exc.render(staff_language(args))) from None
+        for student in chosen:   # a re-grade changes the extensions of those it grades, no one else's
+            extensions.pop(student, None)
+            if student in listed:
+                extensions[student] = listed[student]
     own = None
     if keep and args.deadline is not None:
         if not recorded:
@@ -135,7 +149,7 @@ def grade_many(args, judge_process=True):
     lang = args.lang or ((previous or {}).get("lang") if args.only else None)
 
     keep = previous if (args.only and previous) else None
-    spec, extensions = run_deadline(args, keep, chosen)
+    spec, extensions = run_deadline(args, keep, chosen, students)
     grader = grader_identity()
     manifest = keep or {"students": {}}
     manifest.update({

@@ -22,7 +22,7 @@ import pathlib
 import re
 
 from autograder.batch import git_snapshot
-from autograder.i18n import _, render
+from autograder.batch.terms.times import EXAMPLE_ZONE, TermsError, iso, parse_deadline  # noqa: F401
 from autograder.intake import safe_files
 from autograder.batch.jobs import CRASHED, NO_COMMIT
 
@@ -33,44 +33,8 @@ MAX_PUSHES_BYTES = 64 * 2**20
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
-class DeadlineError(ValueError):
-    """A deadline or push file that cannot be used; the message says why (a
-    :class:`~autograder.i18n.Message` where a TA of either language reads it)."""
-
-    def render(self, lang=None):
-        return render(self.args[0], lang) if self.args else ""
-
-    def __str__(self):
-        return str(self.render())
-
-
-# A date with no time (extended or basic form), perhaps with a zone: not a deadline.
-_DATE_ONLY = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(Z|z|[+-]\d{2}(?::?\d{2})?)?")
-EXAMPLE_ZONE = "+08:00"
-
-
-def parse_deadline(text):
-    """``2026-12-15T23:59+08:00`` (ISO 8601 with a zone: ``Z`` or ``±HH:MM``) -> aware datetime.
-
-    A date alone is refused: it would mean the start of that day, which is never what
-    "due on the 1st" means; the error suggests the day's end in full."""
-    value = str(text).strip()
-    date_only = _DATE_ONLY.fullmatch(value)
-    if date_only:
-        year, month, day, zone = date_only.groups()
-        zone = "Z" if zone in ("z", "Z") else zone or EXAMPLE_ZONE
-        raise DeadlineError(_("--deadline {value}: a date alone would mean the very start of that day (00:00). "
-                              "Give the time it is due and its time zone, e.g. {example}.",
-                              value=repr(text), example=f"{year}-{month}-{day}T23:59{zone}"))
-    try:
-        when = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
-    except ValueError:
-        raise DeadlineError(_("--deadline {value}: expected an ISO 8601 time with its zone, such as {example}.",
-                              value=repr(text), example="2026-12-15T23:59+08:00")) from None
-    if when.tzinfo is None or when.utcoffset() is None:
-        raise DeadlineError(_("--deadline {value} has no time zone: add one, e.g. {example} or {utc}.",
-                              value=repr(text), example=value + EXAMPLE_ZONE, utc=value + "Z"))
-    return when
+# The deadline's own parsing lives with the course's other terms (extensions, late policy).
+DeadlineError = TermsError
 
 
 def _parse_time(value, where):
@@ -135,11 +99,6 @@ class DeadlineSpec:
     def when_for(self, student):
         """The deadline that applies to ``student``: their extension, else the class's."""
         return self.extensions.get(student, self.when)
-
-
-def iso(when, zone_of):
-    """``when`` shown in the deadline's zone (what the comparison means), seconds precision."""
-    return when.astimezone(zone_of.tzinfo).isoformat(timespec="seconds")
 
 
 def _from_timestamp(timestamp, deadline):

@@ -112,8 +112,13 @@ def merge_manifests(manifests):
                 merged["warnings"].append(f"{student} appears in more than one input; "
                                           f"kept the one from {source}")
             merged["students"][student] = dict(entry, source=str(source))
-        for key in ("root", "visible_only", "class_size", "deadline", "lang", "report_lang"):
+        for key in ("root", "visible_only", "class_size", "deadline", "lang", "report_lang", "grader"):
             merged.setdefault(key, manifest.get(key))
+        if manifest.get("extensions"):
+            merged.setdefault("extensions", {}).update(manifest["extensions"])
+        if manifest.get("grader") != merged.get("grader"):
+            merged["warnings"].append(f"{source} was graded by another grader than the first input "
+                                      "(each student's grader is in their results.json)")
         if manifest.get("deadline") != merged.get("deadline"):
             merged["warnings"].append(f"{source} was graded with another deadline than the first input "
                                       "(each student's graded commit is in their results)")

@@ -37,6 +37,8 @@ STATUS_ORDER = CLASS_STATUSES
 # With --deadline: which commit was graded (extra_data.submission_commit), before seed/flags/reason.
 COMMIT_COLUMNS = ("commit", "committed_at", "pushed_at", "later_commits", "latest_commit", "latest_total",
                   "latest_committed_at")
+# With extensions or a late policy: the deadline that applied to each student, and whether it is theirs.
+TERMS_COLUMNS = ("deadline", "extension")
 
 
 def _number(value):
@@ -87,6 +89,8 @@ class Row:
         # The graded commit: the results file's record, else run.json's (a zero
         # report of an older grader may lack it).
         self.commit = _dict(extra.get("submission_commit")) or _dict(entry.get("submission_commit"))
+        self.deadline = as_text(self.commit.get("deadline"))   # the one that applied to this student
+        self.extension = self.commit.get("extension") is True   # their own deadline, not the class's
         modules = {}
         for test in self.tests:
             module = module_of(test)
@@ -209,13 +213,25 @@ def commit_cells(row):
             as_text(latest.get("committed_at"))]
 
 
+def terms_cells(row):
+    """The TERMS_COLUMNS of one row: the deadline that applied, ``yes`` where it is an extension."""
+    return [row.deadline, "yes" if row.extension else ""]
+
+
+def with_terms(rows):
+    """Whether the class has terms beyond one deadline for all (the outputs then say whose applied)."""
+    return any(row.extension for row in rows)
+
+
 def render_csv(rows, columns):
     modules = module_columns(rows)
     with_commits = any(row.commit for row in rows)
+    terms = with_terms(rows)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["student", "status", "total", "max_score"] + modules + [key for key, _ in columns]
-                    + (list(COMMIT_COLUMNS) if with_commits else []) + ["seed", "flags", "reason"])
+                    + (list(COMMIT_COLUMNS) if with_commits else []) + (list(TERMS_COLUMNS) if terms else [])
+                    + ["seed", "flags", "reason"])
     full_marks = assignment_max(rows)
     for row in rows:
         maximum = full_marks if full_marks is not None else row.max_score
@@ -229,6 +245,8 @@ def render_csv(rows, columns):
         cells += [fmt_number(tests[key].get("score", 0)) if key in tests else "" for key, _ in columns]
         if with_commits:
             cells += [csv_cell(cell) for cell in commit_cells(row)]
+        if terms:
+            cells += [csv_cell(cell) for cell in terms_cells(row)]
         cells += [csv_cell(row.seed if row.seed is not None else ""), csv_cell("; ".join(row.flags)),
                   csv_cell(row.reason)]
         writer.writerow(cells)

@@ -90,9 +90,22 @@ def _header(rows, manifest, lang):
                               if deadline.get("source") == "pushed" else
                               t("Deadline {deadline}, by the time each commit was made (its committer time).", lang,
                                 deadline=when)) + "</p>")
+    extended = extensions_of(manifest)
+    if extended:
+        parts.append("<p>" + t("{n} student(s) have a deadline of their own (an extension): {who}.", lang,
+                               n=len(extended), who=vocabulary.listed(
+                                   [f"{esc(student, 200)} <code>{esc(when, 60)}</code>" for student, when in extended],
+                                   lang)) + "</p>")
     for warning in manifest.get("warnings", []) or []:
         parts.append("<p class=\"note\">" + t("Run warning: {warning}", lang, warning=esc(warning, 1000)) + "</p>")
     return "\n".join(parts)
+
+
+def extensions_of(manifest):
+    """``[(student, their deadline)]`` that run.json records, by name."""
+    found = manifest.get("extensions") if isinstance(manifest.get("extensions"), dict) else {}
+    return sorted((str(student), str(entry.get("deadline", ""))) for student, entry in found.items()
+                  if isinstance(entry, dict))
 
 
 def _glance(rows, columns, lang):
@@ -183,8 +196,10 @@ def _students(rows, partners, lang):
         mine = partners.get(row.student, [])
         flags = row_flags(row, mine)
         severity = worst(flags)
+        status = vocabulary.status(row.status, lang)
         cells = [f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>',
-                 _word(vocabulary.status(row.status, lang)), f"{fmt_number(row.total)}"]
+                 _word(t("{status} · extension", lang, status=status) if row.extension else status),
+                 f"{fmt_number(row.total)}"]
         cells += [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
         later, latest = commit_cells(row)[3], commit_cells(row)[5]
         cells += [(severity_badge(severity, vocabulary.severity(severity, lang)), 4 - flags[0].rank if flags else 0),

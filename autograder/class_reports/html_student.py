@@ -176,6 +176,15 @@ def _commit(row, lang):
     return vocabulary.clauses(parts, lang)
 
 
+def _deadline(row, lang):
+    """The deadline that applied to this student, and whether it is their own."""
+    when = f"<code>{esc(row.deadline, 60)}</code>"
+    if not row.extension:
+        return when
+    return t("{deadline}, an extension (the class's: {class_deadline})", lang, deadline=when,
+             class_deadline=f"<code>{esc(row.commit.get('class_deadline'), 60)}</code>")
+
+
 def _lab(row, lang):
     if not row.lab:
         return t("no lab record", lang)
@@ -201,6 +210,7 @@ def student_view(index, row, rows, partners, lang="en"):
     facts = [(t("Status", lang), esc(vocabulary.status(row.status, lang), 60)
               + (f" &mdash; {esc(reason, 400)}" if reason else "")),
              (t("Total", lang), f"{fmt_number(row.total)} / {fmt_number(row.out_of)}"),
+             *([(t("Deadline", lang), _deadline(row, lang))] if row.deadline else []),
              (t("Graded", lang), _commit(row, lang)),
              (t("Confinement", lang), esc(word, 40) + (" " + t("(missing: {problems})", lang, problems=esc(problems, 400))
                                                       if problems else "")),

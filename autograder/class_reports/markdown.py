@@ -17,7 +17,7 @@ from autograder.class_reports.class_report import (CHARTS, optional_module, bin_
                                                    fmt_number, left_out, module_columns, pass_rates, students,
                                                    summary_stats, test_title)
 from autograder.class_reports.diagnoses import wrong_markdown
-from autograder.class_reports.html import headcount
+from autograder.class_reports.html import extensions_of, headcount
 from autograder.class_reports.markdown_protection import cell, commits, header, isolation, lab, protection
 from autograder.reports.safe_text import markdown_code, markdown_text
 
@@ -47,6 +47,11 @@ def _header(rows, manifest, lang):
                      else t("Deadline {deadline}: each repository was graded at the last commit at or before it by "
                             "committer time (set by the student's machine); see *Graded commits*.", lang,
                             deadline=when))
+    extended = extensions_of(manifest)
+    if extended:
+        lines.append(t("{n} student(s) have a deadline of their own (an extension): {who}.", lang, n=len(extended),
+                       who=vocabulary.listed([f"{markdown_text(student, 200)} {markdown_code(when)}"
+                                              for student, when in extended], lang)))
     for warning in manifest.get("warnings", []):
         lines.append("> " + t("Warning: {warning}", lang, warning=markdown_text(warning)))
     lines.append(t("Every statistic and chart below counts the {n} student(s) graded with work of their own; the "

@@ -95,6 +95,7 @@ def commits(rows, lang):
     rows = students(rows)
     if not any(row.commit for row in rows):
         return []
+    extended = any(row.extension for row in rows)
     lines = ["## " + t("Graded commits", lang), "",
              t("The commit graded for each student, when it was committed (in the deadline's zone), how many "
                "commits came after it, and the latest commit with its score when graded with `--also-latest` "
@@ -102,7 +103,8 @@ def commits(rows, lang):
              *header(t("Student", lang), t("Status", lang), t("Graded commit", lang), t("Committed", lang),
                      t("Pushed", lang), t("Later commits", lang), t("Latest commit", lang),
                      t("Latest committed", lang), t("Latest score", lang),
-                     align=["---"] * 5 + ["---:", "---", "---", "---:"])]
+                     *([t("Deadline", lang)] if extended else []),
+                     align=["---"] * 5 + ["---:", "---", "---", "---:"] + (["---"] if extended else []))]
     for row in rows:
         sha, committed, pushed, later, latest, latest_total, latest_at = commit_cells(row)
         if not row.commit:
@@ -115,13 +117,20 @@ def commits(rows, lang):
             sha = markdown_code(sha[:12])
         latest = markdown_code(latest[:12]) if latest else "–"
         lines.append(f"| {cell(row.student)} | {cell(vocabulary.status(row.status, lang))} | {sha} | {cell(committed)} "
-                     f"| {cell(pushed)} | {cell(later)} | {latest} | {cell(latest_at)} | {cell(latest_total)} |")
+                     f"| {cell(pushed)} | {cell(later)} | {latest} | {cell(latest_at)} | {cell(latest_total)} |"
+                     + (f" {_deadline(row, lang)} |" if extended else ""))
     notes = [(row.student, note) for row in rows if isinstance(row.commit.get("notes"), list)
              for note in row.commit["notes"]]
     if notes:
         lines += ["", t("Left out of the exported commits:", lang), ""]
         lines += [f"- {cell(student)}: {cell(note)}" for student, note in notes]
     return lines + [""]
+
+
+def _deadline(row, lang):
+    if not row.extension:
+        return cell(row.deadline)
+    return t("{deadline} (an extension)", lang, deadline=cell(row.deadline))
 
 
 def _hardware(hardware, lang):

@@ -4,7 +4,7 @@
                                     [--shard K/N] [--only STUDENT ...] [--timeout SECONDS]
                                     [--allow-unconfined] [--no-similarity]
                                     [--deadline ISO [--deadline-source committed|pushed]
-                                     [--pushes FILE] [--also-latest]]
+                                     [--pushes FILE] [--also-latest] [--extensions FILE.csv]]
     python -m autograder merge-scores SHARD_DIR [SHARD_DIR ...] --output-dir DIR
 
 The work is in :mod:`autograder.batch.class_run` (the run: which students,
@@ -56,6 +56,9 @@ def add_parser(subparsers):
                            "repository's [tool.autograder] lang, else the course repository's, else English)")
     common.add_report_lang(many)
     common.add_deadline_arguments(many)
+    many.add_argument("--extensions", default=None, metavar="FILE.csv",
+                      help="with --deadline: per-student deadlines, a CSV file with the header student,deadline "
+                           "(one row per student folder, each deadline like --deadline)")
     many.add_argument("--also-latest", action="store_true",
                       help="with --deadline: also grade the latest commit where it differs and record its "
                            "score beside the graded one (never counted)")

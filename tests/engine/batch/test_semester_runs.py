@@ -103,3 +103,45 @@ def test_a_diagnosis_on_a_stub_still_raising_says_not_written_yet(toy_grade):
     wrong = toy_grade(toy.HALF_DONE.replace("return a + b", "return a - b"))
     mark_unwritten(wrong)
     assert wrong.diagnosis[toy.MODULE]["todo"] == 1 and "unwritten" not in wrong.diagnosis[toy.MODULE]
+
+
+def test_each_listed_student_is_graded_at_their_own_deadline(semester, tmp_path):
+    root, out = semester
+    extensions = tmp_path / "extensions.csv"
+    extensions.write_text("student,deadline\nana,2026-12-18T23:59+08:00\n", encoding="utf-8")
+    _grade(root, out, "--deadline", DEADLINE, "--extensions", extensions, "--seed", 7)
+    rows = _rows(out)
+    assert (rows["ana"]["total"], rows["ana"]["deadline"], rows["ana"]["extension"]) == \
+        ("100", "2026-12-18T23:59:00+08:00", "yes")
+    assert (rows["ben"]["total"], rows["ben"]["deadline"], rows["ben"]["extension"]) == \
+        ("80", "2026-12-15T23:59:00+08:00", "")
+    assert _run(out)["extensions"] == {"ana": {"deadline": "2026-12-18T23:59:00+08:00",
+                                               "source": f"{extensions}:2"}}
+    record = _results(out, "ana")["extra_data"]["submission_commit"]
+    assert record["extension"] is True and record["class_deadline"] == "2026-12-15T23:59:00+08:00"
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "1 student(s) have a deadline of their own (an extension): ana `2026-12-18T23:59:00+08:00`." in report
+    assert "| 2026-12-18T23:59:00+08:00 (an extension) |" in report
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "an extension (the class's: <code>2026-12-15T23:59:00+08:00</code>)" in page
+    assert "ok · extension" in page
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("student,deadline\nana,2026-12-18T23:59+08:00\nnobody,2026-12-18T23:59+08:00\n",
+     "line 3: 'nobody' names no student folder of ROOT"),
+    ("student,deadline\nana,2026-12-18\n", "line 2: deadline '2026-12-18': a date alone"),
+    ("student,deadline\nana,friday\n", "line 2: deadline 'friday': expected an ISO 8601 time"),
+    ("student,deadline\nana,2026-12-18T23:59+08:00\n\nana,2026-12-19T23:59+08:00\n",
+     "line 4: 'ana' is listed twice (first on line 2)"),
+    ("name,when\nana,2026-12-18T23:59+08:00\n", "line 1: the first row must be the header student,deadline"),
+    ("student,deadline\nana\n", "line 2: expected 2 cells (student,deadline), found 1"),
+])
+def test_a_malformed_extensions_file_stops_the_run_before_grading(semester, tmp_path, capsys, text, problem):
+    root, out = semester
+    extensions = tmp_path / "extensions.csv"
+    extensions.write_text(text, encoding="utf-8")
+    assert main_in_process("grade-many", root, "-o", out, "--no-progress", "--deadline", DEADLINE,
+                           "--extensions", extensions) == 2
+    assert f"{extensions}, {problem}" in capsys.readouterr().err
+    assert not (out / "run.json").exists() and not (out / "ana").exists()
