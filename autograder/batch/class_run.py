@@ -111,6 +111,29 @@ def run_deadline(args, keep, chosen, students):
     return spec, (extensions if spec is not None else {})
 
 
+def run_late_policy(args, keep, spec):
+    """The :class:`~autograder.batch.terms.late_policy.LatePolicy` of this run, or None:
+    ``--late-policy``, else what a re-grade's run.json recorded, else the course repository's
+    ``[tool.autograder.late]``. It needs a deadline to be late for."""
+    from autograder.batch.terms import late_policy
+    from autograder.batch.terms.times import TermsError
+
+    try:
+        if getattr(args, "late_policy", None):
+            policy = late_policy.from_option(args.late_policy)
+            if policy is not None and spec is None:
+                raise UsageError("--late-policy needs --deadline: late is after a deadline")
+        elif keep:
+            recorded = keep.get("late_policy")
+            policy = late_policy.from_table({key: recorded[key] for key in late_policy.KEYS},
+                                            recorded.get("source", "run.json")) if recorded else None
+        else:
+            policy = late_policy.from_pyproject(locations.REPO_ROOT / "pyproject.toml")
+    except TermsError as exc:
+        raise UsageError(exc.render(staff_language(args))) from None
+    return policy if spec is not None else None
+
+
 def staff_language(args):
     """The language a TA reads this run's errors in: the class page's (--report-lang), else the
     students' (--lang), else $AUTOGRADER_LANG or the course repository's setting."""
@@ -150,6 +173,9 @@ def grade_many(args, judge_process=True):
 
     keep = previous if (args.only and previous) else None
     spec, extensions = run_deadline(args, keep, chosen, students)
+    policy = run_late_policy(args, keep, spec)
+    if spec is not None:
+        spec.late = policy
     grader = grader_identity()
     manifest = keep or {"students": {}}
     manifest.update({
@@ -165,15 +191,18 @@ def grade_many(args, judge_process=True):
         manifest["deadline"] = dict(spec.describe(), also_latest=bool(args.also_latest))
     elif not keep:
         manifest.pop("deadline", None)
-    if extensions:
-        manifest["extensions"] = extensions
-    else:
-        manifest.pop("extensions", None)
+    for key, value in (("extensions", extensions), ("late_policy", policy.describe() if policy else None)):
+        if value:
+            manifest[key] = value
+        else:
+            manifest.pop(key, None)
     own = [f"{student} {extensions[student]['deadline']}" for student in chosen if student in extensions]
     print(f"grade-many: {len(chosen)} of {len(students)} folder(s) in {root}"
           + (f", shard {shard[0]}/{shard[1]}" if shard else "") + f"; seed {seed}"
           + (f"; deadline {manifest['deadline']['deadline']} ({spec.source})" if spec else "")
-          + (f"; extension: {', '.join(own)}" if own else ""), file=sys.stderr)
+          + (f"; extension: {', '.join(own)}" if own else "")
+          + (f"; late policy {policy.penalty_per_day:g} a day, at most {policy.max_days} day(s)" if policy else ""),
+          file=sys.stderr)
     started = time.monotonic()
     warnings = []
     info = {}

@@ -90,6 +90,7 @@ class DeadlineSpec:
     pushes: dict = None           # student -> [(sha, datetime)] for PUSHED
     pushes_file: str = ""
     extensions: dict = dataclasses.field(default_factory=dict)   # student -> their own deadline
+    late: object = None           # a LatePolicy (autograder.batch.terms.late_policy): its window is graded too
 
     def describe(self):
         """The class's deadline as run.json records it (the extensions are recorded beside)."""
@@ -126,6 +127,7 @@ class Snapshot:
     record: dict                  # extra_data.submission_commit
     tree: pathlib.Path = None     # exported graded commit (None: grade the folder as it is / nothing)
     latest_tree: pathlib.Path = None
+    late_tree: pathlib.Path = None    # with a late policy: the last commit of the late window, exported
     status: str = ""              # '' (grade), NO_COMMIT, or CRASHED (unreadable repository)
     reason: str = ""
     notes: list = dataclasses.field(default_factory=list)
@@ -176,14 +178,33 @@ def take_snapshot(student_dir, student, spec, workdir, also_latest=False):
             snapshot.notes = git_snapshot.export_commit(clone, record["sha"], snapshot.tree)
             if head != record["sha"]:
                 record["latest"] = latest
+        if spec.late is not None and "latest" in record:
+            snapshot.late_tree = _late_work(clone, head, student, spec, when, record, base / "late")
         if also_latest and "latest" in record:
-            snapshot.latest_tree = base / "latest"
-            git_snapshot.export_commit(clone, head, snapshot.latest_tree)
+            if snapshot.late_tree is not None and record["late"]["sha"] == head:
+                record["latest"]["same_as"] = "late"    # graded once, as the late work
+            else:
+                snapshot.latest_tree = base / "latest"
+                git_snapshot.export_commit(clone, head, snapshot.latest_tree)
         if snapshot.notes:
             record["notes"] = snapshot.notes
         return snapshot
     except git_snapshot.GitError as exc:
         return Snapshot(record, status=CRASHED, reason=f"the git repository could not be read: {exc}")
+
+
+def _late_work(clone, head, student, spec, when, record, destination):
+    """With a late policy: the last commit of the late window (``record["late"]``: its sha,
+    times and days late), exported to ``destination``; None when there is no such commit
+    after the graded one."""
+    found = {}
+    sha = _choose(clone, head, student, spec, spec.late.window_end(when), found)
+    if sha is None or sha == record.get("sha"):
+        return None
+    arrived = datetime.datetime.fromisoformat(found.get("pushed_at") or found["committed_at"])
+    record["late"] = dict(found, days=spec.late.days_late(arrived, when))
+    git_snapshot.export_commit(clone, sha, destination)
+    return destination
 
 
 def _choose(clone, head, student, spec, when, record):

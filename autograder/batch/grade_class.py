@@ -241,7 +241,8 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
         raise BatchInterrupted(entries) from None
     finally:
         if deadline is not None:
-            record_latest_scores(output_dir, entries)
+            record_latest_scores(output_dir, {student: entries[student] for student in students if student in entries},
+                                 deadline.late)   # the students of this run: no one else's results change
         settle_entries(entries)
     return entries
 

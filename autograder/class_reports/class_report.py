@@ -37,8 +37,10 @@ STATUS_ORDER = CLASS_STATUSES
 # With --deadline: which commit was graded (extra_data.submission_commit), before seed/flags/reason.
 COMMIT_COLUMNS = ("commit", "committed_at", "pushed_at", "later_commits", "latest_commit", "latest_total",
                   "latest_committed_at")
-# With extensions or a late policy: the deadline that applied to each student, and whether it is theirs.
-TERMS_COLUMNS = ("deadline", "extension")
+# With extensions or a late policy: the deadline that applied to each student, whether it is theirs,
+# and with a policy the late work counted after its penalty (the total stays the on-time total).
+TERMS_COLUMNS = ("deadline", "extension", "late_commit", "late_total", "late_days", "penalty", "counted_score")
+LATE_COLUMNS = TERMS_COLUMNS[2:]
 
 
 def _number(value):
@@ -91,6 +93,11 @@ class Row:
         self.commit = _dict(extra.get("submission_commit")) or _dict(entry.get("submission_commit"))
         self.deadline = as_text(self.commit.get("deadline"))   # the one that applied to this student
         self.extension = self.commit.get("extension") is True   # their own deadline, not the class's
+        # With a late policy: the late work, its days and penalty, and the score that counts.
+        self.late_work = _dict(extra.get("late_work")) or _dict(entry.get("late_work"))
+        counted = extra.get("counted_score", entry.get("counted_score"))
+        self.counted_score = number(counted) if isinstance(counted, (int, float)) and not isinstance(counted, bool) \
+            else None
         modules = {}
         for test in self.tests:
             module = module_of(test)
@@ -213,25 +220,34 @@ def commit_cells(row):
             as_text(latest.get("committed_at"))]
 
 
-def terms_cells(row):
-    """The TERMS_COLUMNS of one row: the deadline that applied, ``yes`` where it is an extension."""
-    return [row.deadline, "yes" if row.extension else ""]
+def terms_columns(rows):
+    """The TERMS_COLUMNS this class's outputs need: the deadline with extensions or a late
+    policy, whether it is an extension where there are some, the late work with a policy."""
+    late, extended = any(row.late_work for row in rows), any(row.extension for row in rows)
+    return [column for column in TERMS_COLUMNS if (column == "deadline" and (late or extended))
+            or (column == "extension" and extended) or (column in LATE_COLUMNS and late)]
 
 
-def with_terms(rows):
-    """Whether the class has terms beyond one deadline for all (the outputs then say whose applied)."""
-    return any(row.extension for row in rows)
+def terms_cells(row, columns):
+    """The ``columns`` (of TERMS_COLUMNS) of one row, as text ('' where a fact does not apply)."""
+    late = row.late_work
+    facts = {"deadline": row.deadline, "extension": "yes" if row.extension else "",
+             "late_commit": as_text(late.get("sha")),
+             "late_total": fmt_number(late["score"]) if isinstance(late.get("score"), (int, float)) else "",
+             "late_days": str(late.get("days", "")) if late else "",
+             "penalty": fmt_number(late["penalty"]) if isinstance(late.get("penalty"), (int, float)) else "",
+             "counted_score": fmt_number(row.counted_score) if row.counted_score is not None else ""}
+    return [facts[column] for column in columns]
 
 
 def render_csv(rows, columns):
     modules = module_columns(rows)
     with_commits = any(row.commit for row in rows)
-    terms = with_terms(rows)
+    terms = terms_columns(rows)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["student", "status", "total", "max_score"] + modules + [key for key, _ in columns]
-                    + (list(COMMIT_COLUMNS) if with_commits else []) + (list(TERMS_COLUMNS) if terms else [])
-                    + ["seed", "flags", "reason"])
+                    + (list(COMMIT_COLUMNS) if with_commits else []) + terms + ["seed", "flags", "reason"])
     full_marks = assignment_max(rows)
     for row in rows:
         maximum = full_marks if full_marks is not None else row.max_score
@@ -245,8 +261,7 @@ def render_csv(rows, columns):
         cells += [fmt_number(tests[key].get("score", 0)) if key in tests else "" for key, _ in columns]
         if with_commits:
             cells += [csv_cell(cell) for cell in commit_cells(row)]
-        if terms:
-            cells += [csv_cell(cell) for cell in terms_cells(row)]
+        cells += [csv_cell(cell) for cell in terms_cells(row, terms)]
         cells += [csv_cell(row.seed if row.seed is not None else ""), csv_cell("; ".join(row.flags)),
                   csv_cell(row.reason)]
         writer.writerow(cells)

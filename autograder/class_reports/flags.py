@@ -114,6 +114,8 @@ def row_flags(row, partners=()):
         score = latest.get("score")
         scored = isinstance(score, (int, float)) and not isinstance(score, bool)
         flags.append(Flag(INFO, _("work after the deadline"),
+                          _("{later} commit(s) after the graded one; the late policy counted the late work: see "
+                            "Late work.", later=later) if row.late_work else
                           _("{later} commit(s) after the graded one were not counted; the latest one would score "
                             "{score} (graded beside, never counted).", later=later, score=f"{score:g}")
                           if scored else

@@ -90,6 +90,8 @@ def _header(rows, manifest, lang):
                               if deadline.get("source") == "pushed" else
                               t("Deadline {deadline}, by the time each commit was made (its committer time).", lang,
                                 deadline=when)) + "</p>")
+    if late_policy_text(manifest, lang):
+        parts.append(f"<p>{esc(late_policy_text(manifest, lang), 1000)}</p>")
     extended = extensions_of(manifest)
     if extended:
         parts.append("<p>" + t("{n} student(s) have a deadline of their own (an extension): {who}.", lang,
@@ -99,6 +101,17 @@ def _header(rows, manifest, lang):
     for warning in manifest.get("warnings", []) or []:
         parts.append("<p class=\"note\">" + t("Run warning: {warning}", lang, warning=esc(warning, 1000)) + "</p>")
     return "\n".join(parts)
+
+
+def late_policy_text(manifest, lang):
+    """The run's late policy in words ('' without one)."""
+    policy = manifest.get("late_policy") if isinstance(manifest.get("late_policy"), dict) else None
+    if not policy:
+        return ""
+    return t("Late policy: {penalty} of the late score is taken off per started day after a student's deadline, "
+             "for at most {days} day(s) (declared in {source}); the counted score is the better of the on-time score "
+             "and the late score after its penalty.", lang, penalty=f"{100 * float(policy.get('penalty_per_day', 0)):g}%",
+             days=policy.get("max_days"), source=policy.get("source", ""))
 
 
 def extensions_of(manifest):
@@ -189,6 +202,10 @@ def _students(rows, partners, lang):
          t("Latest score", lang), t("Confinement", lang)]
     numeric = tuple([2] + list(range(3, 3 + len(modules))) + [3 + len(modules), 4 + len(modules),
                                                                6 + len(modules), 7 + len(modules)])
+    late = any(row.late_work for row in rows)
+    if late:   # the counted score beside the on-time total
+        header.insert(3, t("Counted", lang))
+        numeric = (2, 3) + tuple(index + 1 for index in numeric[1:])
     body = []
     for index, row in sorted(enumerate(rows), key=lambda item: (-item[1].total, item[1].student)):
         if row.folder_only:
@@ -200,6 +217,8 @@ def _students(rows, partners, lang):
         cells = [f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>',
                  _word(t("{status} · extension", lang, status=status) if row.extension else status),
                  f"{fmt_number(row.total)}"]
+        if late:
+            cells.append(fmt_number(row.counted_score) if row.counted_score is not None else "–")
         cells += [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
         later, latest = commit_cells(row)[3], commit_cells(row)[5]
         cells += [(severity_badge(severity, vocabulary.severity(severity, lang)), 4 - flags[0].rank if flags else 0),

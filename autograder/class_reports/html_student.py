@@ -185,6 +185,21 @@ def _deadline(row, lang):
              class_deadline=f"<code>{esc(row.commit.get('class_deadline'), 60)}</code>")
 
 
+def _late_work(row, lang):
+    """What the late policy made of this student's work: days, penalty, both scores, the counted one."""
+    late = row.late_work
+    if row.counted_score is None:
+        return t("not counted yet: a grade it needs did not complete (re-grade this student)", lang)
+    counted = f"<b>{fmt_number(row.counted_score)}</b>"
+    if not late.get("sha"):
+        return t("no commit in the late window; counted {counted}", lang, counted=counted)
+    return t("commit {sha}, committed {when}: {days} day(s) late, {penalty} off, {score} after the penalty {after}; "
+             "counted {counted}", lang, sha=f"<code>{esc(str(late['sha'])[:12], 12)}</code>",
+             when=esc(late.get("committed_at"), 40), days=esc(late.get("days"), 10),
+             penalty=f"{100 * float(late.get('penalty') or 0):g}%", score=fmt_number(late.get("score", 0)),
+             after=fmt_number(late.get("after_penalty", 0)), counted=counted)
+
+
 def _lab(row, lang):
     if not row.lab:
         return t("no lab record", lang)
@@ -212,6 +227,7 @@ def student_view(index, row, rows, partners, lang="en"):
              (t("Total", lang), f"{fmt_number(row.total)} / {fmt_number(row.out_of)}"),
              *([(t("Deadline", lang), _deadline(row, lang))] if row.deadline else []),
              (t("Graded", lang), _commit(row, lang)),
+             *([(t("Late work", lang), _late_work(row, lang))] if row.late_work else []),
              (t("Confinement", lang), esc(word, 40) + (" " + t("(missing: {problems})", lang, problems=esc(problems, 400))
                                                       if problems else "")),
              (t("Similarity", lang), _partners(partners, lang)),

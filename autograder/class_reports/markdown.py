@@ -17,8 +17,8 @@ from autograder.class_reports.class_report import (CHARTS, optional_module, bin_
                                                    fmt_number, left_out, module_columns, pass_rates, students,
                                                    summary_stats, test_title)
 from autograder.class_reports.diagnoses import wrong_markdown
-from autograder.class_reports.html import extensions_of, headcount
-from autograder.class_reports.markdown_protection import cell, commits, header, isolation, lab, protection
+from autograder.class_reports.html import extensions_of, headcount, late_policy_text
+from autograder.class_reports.markdown_protection import cell, commits, header, isolation, lab, late_work, protection
 from autograder.reports.safe_text import markdown_code, markdown_text
 
 
@@ -47,6 +47,8 @@ def _header(rows, manifest, lang):
                      else t("Deadline {deadline}: each repository was graded at the last commit at or before it by "
                             "committer time (set by the student's machine); see *Graded commits*.", lang,
                             deadline=when))
+    if late_policy_text(manifest, lang):
+        lines.append(markdown_text(late_policy_text(manifest, lang), 1000) + " " + t("See *Late work*.", lang))
     extended = extensions_of(manifest)
     if extended:
         lines.append(t("{n} student(s) have a deadline of their own (an extension): {who}.", lang, n=len(extended),
@@ -158,11 +160,14 @@ def _left_out(rows, lang):
 
 def _students(rows, lang):
     modules = module_columns(rows)
+    late = any(row.late_work for row in rows)
     lines = ["## " + t("Students", lang), "",
-             *header(t("Student", lang), t("Status", lang), t("Total", lang), *[markdown_code(m) for m in modules],
-                     t("Confinement", lang), align=["---", "---", "---:"] + ["---:"] * len(modules) + ["---"])]
+             *header(t("Student", lang), t("Status", lang), t("Total", lang), *([t("Counted", lang)] if late else []),
+                     *[markdown_code(m) for m in modules], t("Confinement", lang),
+                     align=["---", "---", "---:"] + ["---:"] * (len(modules) + late) + ["---"])]
     for row in sorted(students(rows), key=lambda r: (-r.total, r.student)):
-        cells = [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
+        cells = ([fmt_number(row.counted_score) if row.counted_score is not None else "–"] if late else []) + \
+            [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
         word = vocabulary.confinement(isolation_view.status_word(row.isolation), lang)
         word = f"**{word}**" if isolation_view.unconfined(row.isolation) else word
         total = f"{fmt_number(row.total)} / {fmt_number(row.out_of)}"
@@ -203,6 +208,7 @@ def render_markdown(rows, columns, manifest, charts, similarity=None, lang="en",
     lines += protection(rows, lang)
     lines += lab(rows, lang)
     lines += commits(rows, lang)
+    lines += late_work(rows, lang)
     lines += _left_out(rows, lang)
     lines += _students(rows, lang)
     lines += _regrading(manifest, lang)

@@ -7,7 +7,7 @@ from autograder.i18n import text as t
 from autograder.judging.results import NO_COMMIT
 from autograder.reports import isolation_view
 from autograder.class_reports import vocabulary
-from autograder.class_reports.class_report import commit_cells, students
+from autograder.class_reports.class_report import commit_cells, fmt_number, students
 from autograder.reports.safe_text import markdown_code, markdown_record, markdown_text
 
 MAX_PLAUSIBILITY_NOTES = 5
@@ -99,7 +99,8 @@ def commits(rows, lang):
     lines = ["## " + t("Graded commits", lang), "",
              t("The commit graded for each student, when it was committed (in the deadline's zone), how many "
                "commits came after it, and the latest commit with its score when graded with `--also-latest` "
-               "(recorded beside, never counted). A late policy is yours to apply.", lang), "",
+               "(recorded beside, never counted). A late policy (`[tool.autograder.late]` or `--late-policy`) counts "
+               "late work under *Late work*.", lang), "",
              *header(t("Student", lang), t("Status", lang), t("Graded commit", lang), t("Committed", lang),
                      t("Pushed", lang), t("Later commits", lang), t("Latest commit", lang),
                      t("Latest committed", lang), t("Latest score", lang),
@@ -124,6 +125,30 @@ def commits(rows, lang):
     if notes:
         lines += ["", t("Left out of the exported commits:", lang), ""]
         lines += [f"- {cell(student)}: {cell(note)}" for student, note in notes]
+    return lines + [""]
+
+
+def late_work(rows, lang):
+    """With a late policy: every student's on-time and late scores, the days and the penalty."""
+    rows = [row for row in students(rows) if row.late_work]
+    if not rows:
+        return []
+    lines = ["## " + t("Late work", lang), "",
+             t("The last commit of each student's late window, its days late and penalty; the counted score is the "
+               "better of the on-time total and the late score after its penalty.", lang), "",
+             *header(t("Student", lang), t("On time", lang), t("Late commit", lang), t("Committed", lang),
+                     t("Days late", lang), t("Penalty", lang), t("Late score", lang), t("After the penalty", lang),
+                     t("Counted", lang), align=["---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:"])]
+    for row in sorted(rows, key=lambda r: r.student):
+        late = row.late_work
+        sha = markdown_code(str(late["sha"])[:12]) if late.get("sha") else "–"
+        numbers = [fmt_number(late[key]) if isinstance(late.get(key), (int, float)) and late.get("sha") else "–"
+                   for key in ("days", "penalty", "score", "after_penalty")]
+        if late.get("sha"):
+            numbers[1] = f"{100 * float(late.get('penalty') or 0):g}%"
+        counted = fmt_number(row.counted_score) if row.counted_score is not None else t("not counted yet", lang)
+        lines.append(f"| {cell(row.student)} | {fmt_number(row.total)} | {sha} | {cell(late.get('committed_at'))} | "
+                     + " | ".join(numbers) + f" | {cell(counted)} |")
     return lines + [""]
 
 

@@ -4,7 +4,8 @@
                                     [--shard K/N] [--only STUDENT ...] [--timeout SECONDS]
                                     [--allow-unconfined] [--no-similarity]
                                     [--deadline ISO [--deadline-source committed|pushed]
-                                     [--pushes FILE] [--also-latest] [--extensions FILE.csv]]
+                                     [--pushes FILE] [--also-latest] [--extensions FILE.csv]
+                                     [--late-policy KEY=VALUE,...]]
     python -m autograder merge-scores SHARD_DIR [SHARD_DIR ...] --output-dir DIR
 
 The work is in :mod:`autograder.batch.class_run` (the run: which students,
@@ -59,6 +60,9 @@ def add_parser(subparsers):
     many.add_argument("--extensions", default=None, metavar="FILE.csv",
                       help="with --deadline: per-student deadlines, a CSV file with the header student,deadline "
                            "(one row per student folder, each deadline like --deadline)")
+    many.add_argument("--late-policy", default=None, metavar="KEY=VALUE,...",
+                      help="with --deadline: penalty_per_day=0.1,max_days=3 (default: [tool.autograder.late] in the "
+                           "course repository's pyproject.toml; 'none': no late policy this run)")
     many.add_argument("--also-latest", action="store_true",
                       help="with --deadline: also grade the latest commit where it differs and record its "
                            "score beside the graded one (never counted)")
