@@ -30,108 +30,21 @@ from autograder.sandbox import environment
 
 
 def deadline_spec(args, recorded=None):
-    """The :class:`~autograder.batch.deadline.DeadlineSpec` the options ask for (or the
-    one ``recorded`` in run.json when re-grading without them), or None."""
-    from autograder.batch import deadline
+    """The :class:`~autograder.batch.terms.deadlines.DeadlineSpec` the options ask for, or None
+    (:func:`autograder.batch.terms.options.deadline_spec`; a problem is bad usage)."""
+    from autograder.batch.terms import options
 
-    if args.deadline is None:
-        if recorded and getattr(args, "only", None):
-            args.deadline = recorded.get("deadline")
-            args.deadline_source = recorded.get("source", "committed")
-            args.pushes = args.pushes or recorded.get("pushes_file")
-            args.also_latest = args.also_latest or bool(recorded.get("also_latest"))
-        if args.deadline is None:
-            if args.deadline_source != "committed" or args.pushes or getattr(args, "also_latest", False):
-                raise UsageError("--deadline-source, --pushes and --also-latest need --deadline")
-            return None
-    try:
-        when = deadline.parse_deadline(args.deadline)
-        if args.deadline_source == "pushed":
-            if not args.pushes:
-                raise UsageError("--deadline-source pushed needs --pushes FILE (see docs/ta-guide.md)")
-            return deadline.DeadlineSpec(when, deadline.PUSHED, deadline.load_pushes(args.pushes),
-                                         str(pathlib.Path(args.pushes).resolve()))
-        if args.pushes:
-            raise UsageError("--pushes is only read with --deadline-source pushed")
-        return deadline.DeadlineSpec(when)
-    except deadline.DeadlineError as exc:
-        raise UsageError(exc.render(staff_language(args))) from None
+    return _terms(args, options.deadline_spec, args, recorded)
 
 
-ONLY_EXTENSION = "--only --deadline"   # where an extension came from: a re-grade that gave one
-
-
-def run_deadline(args, keep, chosen, students):
-    """``(spec, extensions)``: the :class:`~autograder.batch.deadline.DeadlineSpec` of this run
-    and the extensions run.json records (``{student: {"deadline", "source"}}``). A re-grade
-    (``keep``: the recorded run) keeps the class's recorded deadline and extensions; a
-    ``--deadline`` given with ``--only`` is the deadline of the students re-graded (an
-    extension, recorded as theirs), never the class's. ``--extensions FILE`` gives the
-    extensions of the students graded (checked whole against ``students``, ROOT's folders)."""
-    from autograder.batch import deadline
-    from autograder.batch.terms import extensions as extension_file
-
-    recorded = (keep or {}).get("deadline") if keep else None
-    extensions = dict((keep or {}).get("extensions") or {}) if keep else {}
-    if getattr(args, "extensions", None):
-        if args.deadline is None and not recorded:
-            raise UsageError("--extensions needs --deadline: the class's deadline, which the extensions move "
-                             "for the students they list")
-        try:
-            listed = extension_file.recorded(extension_file.load_extensions(args.extensions, students))
-        except deadline.DeadlineError as exc:
-            raise UsageError(exc.render(staff_language(args))) from None
-        for student in chosen:   # a re-grade changes the extensions of those it grades, no one else's
-            extensions.pop(student, None)
-            if student in listed:
-                extensions[student] = listed[student]
-    own = None
-    if keep and args.deadline is not None:
-        if not recorded:
-            raise UsageError("--deadline with --only: this class was graded without a deadline; grade the "
-                             "whole class with --deadline first (a re-grade never changes the class's deadline)")
-        try:
-            own = deadline.parse_deadline(args.deadline)
-        except deadline.DeadlineError as exc:
-            raise UsageError(exc.render(staff_language(args))) from None
-        args.deadline = None
-    spec = deadline_spec(args, recorded)
-    if own is not None:
-        for student in chosen:
-            if own == spec.when:
-                extensions.pop(student, None)   # graded at the class's deadline again
-            else:
-                extensions[student] = {"deadline": deadline.iso(own, own), "source": ONLY_EXTENSION}
-    if spec is not None:
-        try:
-            spec.extensions = {student: deadline.parse_deadline(entry["deadline"])
-                               for student, entry in extensions.items()}
-        except (deadline.DeadlineError, KeyError, TypeError):
-            raise UsageError(f"{MANIFEST}: an extension it records is not readable: {extensions!r:.200}") from None
-    return spec, (extensions if spec is not None else {})
-
-
-def run_late_policy(args, keep, spec):
-    """The :class:`~autograder.batch.terms.late_policy.LatePolicy` of this run, or None:
-    ``--late-policy``, else what a re-grade's run.json recorded, else the course repository's
-    ``[tool.autograder.late]``. It needs a deadline to be late for."""
-    from autograder.batch.terms import late_policy
+def _terms(args, read, *params):
+    """``read(*params)``, a :class:`~autograder.batch.terms.times.TermsError` said in the TA's language."""
     from autograder.batch.terms.times import TermsError
 
     try:
-        if getattr(args, "late_policy", None):
-            policy = late_policy.from_option(args.late_policy)
-            if policy is not None and spec is None:
-                raise UsageError("--late-policy needs --deadline: late is after a deadline")
-        elif keep:
-            recorded = keep.get("late_policy")
-            policy = late_policy.from_table({key: recorded[key] for key in late_policy.KEYS},
-                                            recorded.get("source", "run.json")) if recorded else None
-        else:
-            policy = late_policy.from_pyproject(locations.REPO_ROOT / "pyproject.toml")
+        return read(*params)
     except TermsError as exc:
         raise UsageError(exc.render(staff_language(args))) from None
-    return policy if spec is not None else None
 
 
 def staff_language(args):
@@ -172,10 +85,10 @@ def grade_many(args, judge_process=True):
     lang = args.lang or ((previous or {}).get("lang") if args.only else None)
 
     keep = previous if (args.only and previous) else None
-    spec, extensions = run_deadline(args, keep, chosen, students)
-    policy = run_late_policy(args, keep, spec)
-    if spec is not None:
-        spec.late = policy
+    from autograder.batch.terms import options
+
+    terms = _terms(args, options.resolve, args, keep, chosen, students)
+    spec, extensions, policy, roster = terms.spec, terms.extensions, terms.policy, terms.roster
     grader = grader_identity()
     manifest = keep or {"students": {}}
     manifest.update({
@@ -191,7 +104,8 @@ def grade_many(args, judge_process=True):
         manifest["deadline"] = dict(spec.describe(), also_latest=bool(args.also_latest))
     elif not keep:
         manifest.pop("deadline", None)
-    for key, value in (("extensions", extensions), ("late_policy", policy.describe() if policy else None)):
+    for key, value in (("extensions", extensions), ("late_policy", policy.describe() if policy else None),
+                       ("roster", roster)):
         if value:
             manifest[key] = value
         else:
@@ -226,7 +140,7 @@ def grade_many(args, judge_process=True):
                                 progress=not args.no_progress, manifest_entries=manifest["students"],
                                 warnings=warnings, allow_unconfined=args.allow_unconfined, info=info,
                                 deadline=spec, also_latest=args.also_latest, workdir=workdir, lang=lang,
-                                grader=grader,
+                                grader=grader, roster=roster_of(roster),
                                 clean_process=judge_process, meanwhile=meanwhile)
         except BatchInterrupted as exc:
             entries, interrupted = exc.entries, True
@@ -250,6 +164,13 @@ def grade_many(args, judge_process=True):
     for path in outputs:
         print(f"wrote {path}")
     return 130 if interrupted else 0
+
+
+def roster_of(recorded):
+    """``{folder: the roster's record of its student}`` from what run.json records of a roster."""
+    students = (recorded or {}).get("students") or []
+    return {student["folder"]: {key: student.get(key) for key in ("identifier", "github_username", "name")}
+            for student in students if isinstance(student, dict) and student.get("folder")}
 
 
 def run_similarity(args, output_dir, submissions, shard, warnings):

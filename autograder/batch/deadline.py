@@ -9,7 +9,7 @@ Two ways to say which commit was "there" (``--deadline-source``):
   student's machine (a wrong clock, or ``GIT_COMMITTER_DATE``, moves it).
 - ``pushed``: the branch head after the student's last push at or before the
   deadline, from a file of push times recorded by the server (see
-  :func:`load_pushes`; the grade-class workflow builds it from GitHub's
+  :func:`autograder.batch.terms.deadlines.load_pushes`; the grade-class workflow builds it from GitHub's
   repository activity API). Needs that record, but a student cannot forge it.
 
 A folder that is not a git repository is graded as it is, and marked so.
@@ -17,89 +17,17 @@ Nothing here changes the student's folder: see :mod:`autograder.batch.git_snapsh
 """
 import dataclasses
 import datetime
-import json
 import pathlib
-import re
 
 from autograder.batch import git_snapshot
+from autograder.batch.terms.deadlines import (COMMITTED, PUSHED, SOURCES, WORKING_TREE, DeadlineSpec,  # noqa: F401
+                                             load_pushes)
 from autograder.batch.terms.times import EXAMPLE_ZONE, TermsError, iso, parse_deadline  # noqa: F401
-from autograder.intake import safe_files
 from autograder.batch.jobs import CRASHED, NO_COMMIT
 
-COMMITTED, PUSHED, WORKING_TREE = "committed", "pushed", "working tree"
-SOURCES = (COMMITTED, PUSHED)
-PUSHES_VERSION = 1
-MAX_PUSHES_BYTES = 64 * 2**20
-_SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
-
-
-# The deadline's own parsing lives with the course's other terms (extensions, late policy).
+# What the course's terms say (the deadline, the push record, extensions, a late policy)
+# is read in autograder/batch/terms/; here is which commit they make count.
 DeadlineError = TermsError
-
-
-def _parse_time(value, where):
-    if not isinstance(value, str):
-        raise DeadlineError(f"{where}: pushed_at is not a string")
-    try:
-        return parse_deadline(value)
-    except DeadlineError:
-        raise DeadlineError(f"{where}: pushed_at {value[:40]!r} is not an ISO 8601 time with a zone") from None
-
-
-def load_pushes(path):
-    """The push record: ``{student folder: [(sha, pushed_at datetime), ...]}``.
-
-    The file (JSON, strict)::
-
-        {"version": 1,
-         "pushes": {"course-alice": [{"sha": "<40 hex>", "pushed_at": "2026-12-15T15:58:03Z"}, ...],
-                    ...}}
-
-    One entry per push to the default branch: ``sha`` is the branch head after
-    that push, ``pushed_at`` when the server received it (with a zone). Other
-    keys (``ref``, ``activity_type``...) are allowed and ignored.
-    """
-    try:
-        raw = safe_files.read_regular(str(path), MAX_PUSHES_BYTES)
-        data = json.loads(raw.decode("utf-8"))
-    except safe_files.UnsafeFile as exc:
-        raise DeadlineError(f"--pushes {path}: {safe_files.describe(exc.kind, exc.detail)}") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise DeadlineError(f"--pushes {path}: not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("version") != PUSHES_VERSION or not isinstance(data.get("pushes"), dict):
-        raise DeadlineError(f"--pushes {path}: expected {{\"version\": {PUSHES_VERSION}, \"pushes\": {{folder: [...]}}}}")
-    table = {}
-    for student, pushes in data["pushes"].items():
-        if not isinstance(pushes, list):
-            raise DeadlineError(f"--pushes {path}: the pushes of {student!r} are not a list")
-        rows = []
-        for index, push in enumerate(pushes):
-            where = f"--pushes {path}: {student!r}[{index}]"
-            if not isinstance(push, dict) or not isinstance(push.get("sha"), str) \
-                    or not _SHA.fullmatch(push["sha"].lower()):
-                raise DeadlineError(f"{where}: needs a full hexadecimal 'sha'")
-            rows.append((push["sha"].lower(), _parse_time(push.get("pushed_at"), where)))
-        table[student] = rows
-    return table
-
-
-@dataclasses.dataclass
-class DeadlineSpec:
-    when: datetime.datetime       # the class's deadline
-    source: str = COMMITTED
-    pushes: dict = None           # student -> [(sha, datetime)] for PUSHED
-    pushes_file: str = ""
-    extensions: dict = dataclasses.field(default_factory=dict)   # student -> their own deadline
-    late: object = None           # a LatePolicy (autograder.batch.terms.late_policy): its window is graded too
-
-    def describe(self):
-        """The class's deadline as run.json records it (the extensions are recorded beside)."""
-        return {"deadline": iso(self.when, self.when), "source": self.source,
-                **({"pushes_file": self.pushes_file} if self.source == PUSHED else {})}
-
-    def when_for(self, student):
-        """The deadline that applies to ``student``: their extension, else the class's."""
-        return self.extensions.get(student, self.when)
 
 
 def _from_timestamp(timestamp, deadline):

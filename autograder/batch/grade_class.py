@@ -184,7 +184,7 @@ def release_reserve(output_dir):
 def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEOUT_S,
               include_hidden=True, isolation=None, progress=True, manifest_entries=None, warnings=None,
               guard_dir=None, allow_unconfined=False, info=None, deadline=None, also_latest=False,
-              workdir=None, lang=None, clean_process=False, meanwhile=None, grader=None):
+              workdir=None, lang=None, clean_process=False, meanwhile=None, grader=None, roster=None):
     """Grade ``students`` (folder names under ``root``); return ``{student: entry}``
     where entry has ``status``, ``reason``, ``submission``, ``layout``, ``seed``, ``seconds``.
     Changes to the grader's own files (``guard_dir``, default the package) seen meanwhile
@@ -199,7 +199,8 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
     ``also_latest`` a ``latest`` entry for the branch head (see
     :mod:`autograder.batch.plan`). ``lang`` (``--lang``) is the language of every
     student's feedback; without it each repository's own setting decides. ``grader``
-    (:func:`autograder.batch.manifest.grader_identity`) goes into every results.json.
+    (:func:`autograder.batch.manifest.grader_identity`) goes into every results.json, and
+    ``roster`` (``{folder: the roster's record}``) into the results of the students on it.
 
     ``clean_process`` (forked grading only): the grading runs in a judge process
     of its own (:mod:`autograder.batch.clean_process`), and ``meanwhile()`` runs
@@ -224,7 +225,7 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
 
     planned, info["submissions"] = plan_students(root, output_dir, students, seed, entries, make_job, bar,
                                                  deadline=deadline, also_latest=also_latest, workdir=workdir,
-                                                 lang=lang, grader=grader)
+                                                 lang=lang, grader=grader, roster=roster)
     settings = {"jobs": jobs, "include_hidden": include_hidden, "progress": progress,
                 "guard_dir": guard_dir, "allow_unconfined": allow_unconfined}
     try:

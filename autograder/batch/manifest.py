@@ -112,7 +112,8 @@ def merge_manifests(manifests):
                 merged["warnings"].append(f"{student} appears in more than one input; "
                                           f"kept the one from {source}")
             merged["students"][student] = dict(entry, source=str(source))
-        for key in ("root", "visible_only", "class_size", "deadline", "lang", "report_lang", "grader"):
+        for key in ("root", "visible_only", "class_size", "deadline", "lang", "report_lang", "grader", "late_policy",
+                    "roster"):
             merged.setdefault(key, manifest.get(key))
         if manifest.get("extensions"):
             merged.setdefault("extensions", {}).update(manifest["extensions"])

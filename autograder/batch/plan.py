@@ -127,12 +127,13 @@ def _shown(submission, tree, student, sha):
 
 
 def plan_students(root, output_dir, students, seed, entries, make_job, bar,
-                  deadline=None, also_latest=False, workdir=None, lang=None, grader=None):
+                  deadline=None, also_latest=False, workdir=None, lang=None, grader=None, roster=None):
     """Fill ``entries`` (one per student) and return ``(jobs, submissions)``:
     the grading jobs to run and ``{student: folder graded}`` (for similarity).
     Students with nothing to grade get their zero ``results.json`` here. ``lang``:
     ``--lang`` (else each repository's setting, :func:`feedback_language`); ``grader``:
-    which grader grades, recorded in every results.json."""
+    which grader grades, recorded in every results.json; ``roster``: ``{folder: the roster's
+    record of its student}`` (``--roster``), recorded in theirs."""
     from autograder.batch.deadline import take_snapshot
 
     root, output_dir = pathlib.Path(root), pathlib.Path(output_dir)
@@ -142,6 +143,8 @@ def plan_students(root, output_dir, students, seed, entries, make_job, bar,
         entries[student] = entry
         folder, snapshot = root / student, None
         extra = {"grader": grader} if grader else {}
+        if roster and student in roster:
+            extra["roster"] = roster[student]
         if deadline is not None:
             snapshot = take_snapshot(root / student, student, deadline, pathlib.Path(workdir) / f"{index:05d}",
                                      also_latest)

@@ -1,15 +1,13 @@
-"""The class view of a ``grade-many`` output folder: ``scores.csv``, ``report.md``
-and PNG charts.
+"""The class view of a ``grade-many`` output folder: its rows (one per folder, and one per
+roster student without a repository) and the statistics every report shows.
 
 Everything here is rebuilt from ``DIR/run.json`` and each ``DIR/<student>/results.json``
 (the files a single ``grade`` writes), so a full run, a re-grade of one student
 and a merge of shards all produce their report the same way. Every field of a
 results file is read defensively (it may come from an older grader), and text
-cells that a student controls cannot hold a spreadsheet formula. The Markdown
-lives in :mod:`autograder.class_reports.markdown`.
+cells that a student controls cannot hold a spreadsheet formula. The CSV files are
+:mod:`autograder.class_reports.csv_files`, the Markdown :mod:`autograder.class_reports.markdown`.
 """
-import csv
-import io
 import json
 import math
 import pathlib
@@ -19,7 +17,7 @@ import statistics
 from autograder import active_assignment
 from autograder.judging.results import CLASS_STATUSES, CRASHED, NO_COMMIT, NO_SUBMISSION, NO_WORK, NO_WORK_REASON, OK
 from autograder.intake import safe_files
-from autograder.reports.safe_text import as_text, csv_cell
+from autograder.reports.safe_text import as_text
 from autograder.reports.tidy import UNKNOWN_MODULE, number, text_list
 
 CSV_NAME = "scores.csv"
@@ -33,16 +31,10 @@ CHARTS = {
 def optional_module():
     return active_assignment.current().optional_module
 MAX_RESULTS_BYTES = 16 * 1024 * 1024
-STATUS_ORDER = CLASS_STATUSES
-# With --deadline: which commit was graded (extra_data.submission_commit), before seed/flags/reason.
-COMMIT_COLUMNS = ("commit", "committed_at", "pushed_at", "later_commits", "latest_commit", "latest_total",
-                  "latest_committed_at")
-# With extensions or a late policy: the deadline that applied to each student, whether it is theirs,
-# and with a policy the late work counted after its penalty (the total stays the on-time total).
-TERMS_COLUMNS = ("deadline", "extension", "late_commit", "late_total", "late_days", "penalty", "counted_score")
-LATE_COLUMNS = TERMS_COLUMNS[2:]
-
-
+# A student on the roster (--roster) with no folder in ROOT: no grade, listed with the reason.
+NO_REPOSITORY = "no repository"
+NO_REPOSITORY_REASON = "on the roster, but no repository in ROOT (the assignment not accepted, or not cloned)"
+STATUS_ORDER = CLASS_STATUSES + (NO_REPOSITORY,)
 def _number(value):
     value = float(value)
     return int(value) if value.is_integer() else round(value, 4)
@@ -105,6 +97,9 @@ class Row:
             modules[module] = (score + number(test.get("score")), maximum + number(test.get("max_score")))
         self.modules = modules
         self.out_of = self.max_score   # the assignment's full marks, once every row is read (load_rows)
+        self.roster = None             # with a roster: its record of this student (load_rows)
+        self.on_roster = None          # with a roster: whether this folder is a roster student's
+        self.roster_order = 0          # with a roster: the student's place on it
 
     @property
     def no_work(self):
@@ -132,6 +127,16 @@ class Row:
     def shown_status(self):
         return self.status
 
+    @property
+    def absent(self):
+        """A student on the roster without a repository: no folder, no grade."""
+        return self.status == NO_REPOSITORY
+
+    @property
+    def known_as(self):
+        """The student's name on the roster (else its identifier), '' without a roster."""
+        return as_text((self.roster or {}).get("name") or (self.roster or {}).get("identifier"))
+
 
 def load_rows(output_dir, manifest):
     rows = []
@@ -145,10 +150,32 @@ def load_rows(output_dir, manifest):
             if entry.get("status", OK) in (OK, NO_WORK):
                 entry = dict(entry, status=CRASHED, reason=f"{student}/results.json is missing or unreadable")
         rows.append(Row(student, entry, data))
+    rows += _roster(rows, manifest.get("roster"))
     full = assignment_max(rows)
     for row in rows:   # every output shows a score out of the assignment's full marks ("0 / 100", never "0 / 0")
         row.out_of = full if full is not None else row.max_score
     return rows
+
+
+def _roster(rows, recorded):
+    """Map each row to its roster student (``--roster``); returns a row for each roster
+    student without a repository."""
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("students"), list):
+        return []
+    students = [student for student in recorded["students"] if isinstance(student, dict)]
+    order = {id(student): place for place, student in enumerate(students)}
+    by_folder = {student.get("folder"): student for student in students if student.get("folder")}
+    for row in rows:
+        row.roster, row.on_roster = by_folder.get(row.student), row.student in by_folder
+        row.roster_order = order[id(row.roster)] if row.roster else len(students)
+    absent = []
+    for student in students:
+        if not student.get("folder"):
+            row = Row(as_text(student.get("identifier")), {"status": NO_REPOSITORY, "reason": NO_REPOSITORY_REASON},
+                      None)
+            row.roster, row.on_roster, row.roster_order = student, True, order[id(student)]
+            absent.append(row)
+    return absent
 
 
 def _test_key(test):
@@ -188,7 +215,7 @@ def test_columns(rows, lang="en"):
     return columns
 
 
-def _row_tests(row, columns):
+def row_tests(row, columns):
     """key -> test dict for one student (same keying as :func:`test_columns`)."""
     keys = {key for key, _ in columns}
     found = {}
@@ -207,67 +234,6 @@ def module_columns(rows):
     return modules
 
 
-# -- CSV ---------------------------------------------------------------------------------------
-def commit_cells(row):
-    """The COMMIT_COLUMNS of one row, as text ('' where a fact does not apply)."""
-    commit = row.commit
-    latest = _dict(commit.get("latest"))
-    later = commit.get("later_commits")
-    total = latest.get("score")
-    return [as_text(commit.get("sha")), as_text(commit.get("committed_at")), as_text(commit.get("pushed_at")),
-            str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
-            as_text(latest.get("sha")), fmt_number(total) if isinstance(total, (int, float)) else "",
-            as_text(latest.get("committed_at"))]
-
-
-def terms_columns(rows):
-    """The TERMS_COLUMNS this class's outputs need: the deadline with extensions or a late
-    policy, whether it is an extension where there are some, the late work with a policy."""
-    late, extended = any(row.late_work for row in rows), any(row.extension for row in rows)
-    return [column for column in TERMS_COLUMNS if (column == "deadline" and (late or extended))
-            or (column == "extension" and extended) or (column in LATE_COLUMNS and late)]
-
-
-def terms_cells(row, columns):
-    """The ``columns`` (of TERMS_COLUMNS) of one row, as text ('' where a fact does not apply)."""
-    late = row.late_work
-    facts = {"deadline": row.deadline, "extension": "yes" if row.extension else "",
-             "late_commit": as_text(late.get("sha")),
-             "late_total": fmt_number(late["score"]) if isinstance(late.get("score"), (int, float)) else "",
-             "late_days": str(late.get("days", "")) if late else "",
-             "penalty": fmt_number(late["penalty"]) if isinstance(late.get("penalty"), (int, float)) else "",
-             "counted_score": fmt_number(row.counted_score) if row.counted_score is not None else ""}
-    return [facts[column] for column in columns]
-
-
-def render_csv(rows, columns):
-    modules = module_columns(rows)
-    with_commits = any(row.commit for row in rows)
-    terms = terms_columns(rows)
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student", "status", "total", "max_score"] + modules + [key for key, _ in columns]
-                    + (list(COMMIT_COLUMNS) if with_commits else []) + terms + ["seed", "flags", "reason"])
-    full_marks = assignment_max(rows)
-    for row in rows:
-        maximum = full_marks if full_marks is not None else row.max_score
-        cells = [csv_cell(row.student), csv_cell(row.status), fmt_number(row.total), fmt_number(maximum)]
-        for module in modules:
-            if module in row.modules:
-                cells.append(fmt_number(row.modules[module][0]))
-            else:
-                cells.append("" if module == optional_module() else "0")
-        tests = _row_tests(row, columns)
-        cells += [fmt_number(tests[key].get("score", 0)) if key in tests else "" for key, _ in columns]
-        if with_commits:
-            cells += [csv_cell(cell) for cell in commit_cells(row)]
-        cells += [csv_cell(cell) for cell in terms_cells(row, terms)]
-        cells += [csv_cell(row.seed if row.seed is not None else ""), csv_cell("; ".join(row.flags)),
-                  csv_cell(row.reason)]
-        writer.writerow(cells)
-    return out.getvalue()
-
-
 # -- statistics --------------------------------------------------------------------------------
 def counted(rows):
     """The students every statistic counts (pass rates, distribution, means, charts):
@@ -283,8 +249,14 @@ def left_out(rows):
 
 
 def students(rows):
-    """The rows that are students (the folders without anything of a student are not)."""
+    """The rows that are students (the folders without anything of a student are not; a roster
+    student without a repository is)."""
     return [row for row in rows if not row.folder_only]
+
+
+def repositories(rows):
+    """The students with a folder of their own in ROOT."""
+    return [row for row in students(rows) if not row.absent]
 
 
 def assignment_max(rows):
@@ -297,7 +269,7 @@ def assignment_max(rows):
 def pass_rates(rows, columns):
     """``[(key, info, passed, graded)]`` over the students whose grading completed
     and who changed the stubs (no work since the template says nothing about a test)."""
-    graded = [_row_tests(row, columns) for row in counted(rows)]  # once per student, not per column
+    graded = [row_tests(row, columns) for row in counted(rows)]  # once per student, not per column
     table = []
     for key, info in columns:
         passed = sum(1 for tests in graded if tests.get(key, {}).get("status") == "passed")

@@ -17,7 +17,8 @@ from autograder.class_reports import vocabulary
 from autograder.class_reports.diagnoses import wrong_html
 from autograder.class_reports.flags import row_flags, worst
 from autograder.class_reports.html_student import anchor, partners_of, similarity_link, student_view
-from autograder.class_reports.class_report import (optional_module, STATUS_ORDER, bin_labels, commit_cells, counted,
+from autograder.class_reports.csv_files import commit_cells
+from autograder.class_reports.class_report import (optional_module, STATUS_ORDER, bin_labels, counted,
                                                    distribution, fmt_number, left_out, module_columns,
                                                    module_means, pass_rates, students, summary_stats, test_title)
 from autograder.reports.html_page import bar_chart, esc, page, severity_badge, table
@@ -92,6 +93,9 @@ def _header(rows, manifest, lang):
                                 deadline=when)) + "</p>")
     if late_policy_text(manifest, lang):
         parts.append(f"<p>{esc(late_policy_text(manifest, lang), 1000)}</p>")
+    roster = roster_text(rows, manifest, lang)
+    if roster:
+        parts.append(f"<p>{esc(roster, 4000)}</p>")
     extended = extensions_of(manifest)
     if extended:
         parts.append("<p>" + t("{n} student(s) have a deadline of their own (an extension): {who}.", lang,
@@ -101,6 +105,22 @@ def _header(rows, manifest, lang):
     for warning in manifest.get("warnings", []) or []:
         parts.append("<p class=\"note\">" + t("Run warning: {warning}", lang, warning=esc(warning, 1000)) + "</p>")
     return "\n".join(parts)
+
+
+def roster_text(rows, manifest, lang):
+    """What the roster says of the class ('' without one): its students, who has no repository,
+    which folders are on no roster row (graded all the same)."""
+    recorded = manifest.get("roster") if isinstance(manifest.get("roster"), dict) else None
+    if recorded is None:
+        return ""
+    on = [row for row in rows if row.on_roster]
+    text = [t("Roster {file}: {n} student(s), {absent} of them without a repository.", lang,
+              file=str(recorded.get("file", "")), n=len(on), absent=sum(1 for row in on if row.absent))]
+    strangers = [row.student for row in students(rows) if row.on_roster is False]
+    if strangers:
+        text.append(t("Not on the roster (graded all the same): {names}.", lang,
+                      names=vocabulary.listed(strangers, lang)))
+    return vocabulary.sentences(text, lang)
 
 
 def late_policy_text(manifest, lang):
@@ -157,7 +177,11 @@ def headcount(rows, lang):
     """How many folders, how many students, who is in the statistics and who is not."""
     shown = students(rows)
     others = [row for row in rows if row.folder_only]
-    text = [t("{folders} folder(s): {students} student(s), {counted} of them in the statistics.", lang,
+    absent = sum(1 for row in rows if row.absent)
+    text = [t("{folders} folder(s) and {absent} student(s) of the roster without one: {students} student(s), {counted} "
+              "of them in the statistics.", lang, folders=len(rows) - absent, absent=absent, students=len(shown),
+              counted=len(counted(rows))) if absent else
+            t("{folders} folder(s): {students} student(s), {counted} of them in the statistics.", lang,
               folders=len(rows), students=len(shown), counted=len(counted(rows)))]
     by_status = collections.Counter(row.status for row in shown if not row.counted)
     if by_status:
@@ -186,7 +210,7 @@ def _left_out(rows, lang):
     body = []
     for row in out:
         name = esc(row.student, 200)
-        if not row.folder_only:
+        if not row.folder_only and not row.absent:
             name = f'<a href="#{anchor(rows.index(row))}">{name}</a>'
         body.append([name, esc(vocabulary.status(row.status, lang), 80),
                      esc(vocabulary.reason(row.reason, lang), 600) or "–"])
@@ -214,9 +238,8 @@ def _students(rows, partners, lang):
         flags = row_flags(row, mine)
         severity = worst(flags)
         status = vocabulary.status(row.status, lang)
-        cells = [f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>',
-                 _word(t("{status} · extension", lang, status=status) if row.extension else status),
-                 f"{fmt_number(row.total)}"]
+        cells = [_name(row, index, lang), _word(t("{status} · extension", lang, status=status) if row.extension else status),
+                 "–" if row.absent else f"{fmt_number(row.total)}"]
         if late:
             cells.append(fmt_number(row.counted_score) if row.counted_score is not None else "–")
         cells += [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
@@ -232,6 +255,16 @@ def _students(rows, partners, lang):
             + t("Click a column to sort; the name opens the student view.", lang) + "</p>"
             "<input id=\"filter\" class=\"hidden\" type=\"search\" "
             f"placeholder=\"{html.escape(placeholder)}\" aria-label=\"{html.escape(label)}\">" + sortable)
+
+
+def _name(row, index, lang):
+    """A student's cell: the folder (a link to their view), and with a roster their name on it."""
+    name = esc(row.student, 200) if row.absent else f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>'
+    if row.known_as and row.known_as != row.student:
+        name += f' <span class="muted">{esc(row.known_as, 120)}</span>'
+    elif row.on_roster is False:
+        name += ' <span class="muted">' + t("(not on the roster)", lang) + "</span>"
+    return name
 
 
 def _word(text):
@@ -307,7 +340,7 @@ def _who(row, lang, as_group, other=""):
 def render_html(rows, columns, manifest, similarity=None, lang="en"):
     partners = partners_of(similarity, lang)
     views = "\n".join(student_view(index, row, rows, partners.get(row.student, []), lang)
-                      for index, row in enumerate(rows) if not row.folder_only)
+                      for index, row in enumerate(rows) if not row.folder_only and not row.absent)
     body = "\n".join([_header(rows, manifest, lang), _glance(rows, columns, lang), wrong_html(rows, lang),
                       _students(rows, partners, lang), _left_out(rows, lang), _similarity(similarity, lang),
                       "<h2 id=\"views\">" + t("Every student", lang) + "</h2>", views])

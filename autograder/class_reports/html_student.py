@@ -200,6 +200,14 @@ def _late_work(row, lang):
              after=fmt_number(late.get("after_penalty", 0)), counted=counted)
 
 
+def _roster(row, lang):
+    if not row.on_roster:
+        return t("not on the roster", lang)
+    on = row.roster or {}
+    return vocabulary.clauses([esc(on.get(key), 200) for key in ("name", "identifier", "github_username")
+                               if on.get(key)], lang)
+
+
 def _lab(row, lang):
     if not row.lab:
         return t("no lab record", lang)
@@ -225,6 +233,7 @@ def student_view(index, row, rows, partners, lang="en"):
     facts = [(t("Status", lang), esc(vocabulary.status(row.status, lang), 60)
               + (f" &mdash; {esc(reason, 400)}" if reason else "")),
              (t("Total", lang), f"{fmt_number(row.total)} / {fmt_number(row.out_of)}"),
+             *([(t("Roster", lang), _roster(row, lang))] if row.on_roster is not None else []),
              *([(t("Deadline", lang), _deadline(row, lang))] if row.deadline else []),
              (t("Graded", lang), _commit(row, lang)),
              *([(t("Late work", lang), _late_work(row, lang))] if row.late_work else []),
@@ -234,7 +243,8 @@ def student_view(index, row, rows, partners, lang="en"):
              (t("Lab credit", lang), _lab(row, lang))]
     facts_html = "".join("<div>" + t("{name}: {value}", lang, name=f"<b>{name}</b>", value=value) + "</div>"
                          for name, value in facts)
-    return (f'<section class="student" id="{anchor(index)}"><h3>{esc(row.student, 200)}</h3>'
+    shown = esc(row.student, 200) + (f" &middot; {esc(row.known_as, 200)}" if row.known_as else "")
+    return (f'<section class="student" id="{anchor(index)}"><h3>{shown}</h3>'
             f'<div class="facts">{facts_html}</div>'
             "<h4>" + t('Score per module', lang) + f"</h4>{_modules(row, rows, lang)}{_diagnosis(row, lang)}"
             f"{_failed(row, lang)}<h4>" + t('Flags', lang) + f"</h4>{_flags(flags, lang)}"

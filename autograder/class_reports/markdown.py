@@ -17,7 +17,7 @@ from autograder.class_reports.class_report import (CHARTS, optional_module, bin_
                                                    fmt_number, left_out, module_columns, pass_rates, students,
                                                    summary_stats, test_title)
 from autograder.class_reports.diagnoses import wrong_markdown
-from autograder.class_reports.html import extensions_of, headcount, late_policy_text
+from autograder.class_reports.html import extensions_of, headcount, late_policy_text, roster_text
 from autograder.class_reports.markdown_protection import cell, commits, header, isolation, lab, late_work, protection
 from autograder.reports.safe_text import markdown_code, markdown_text
 
@@ -49,6 +49,8 @@ def _header(rows, manifest, lang):
                             deadline=when))
     if late_policy_text(manifest, lang):
         lines.append(markdown_text(late_policy_text(manifest, lang), 1000) + " " + t("See *Late work*.", lang))
+    if roster_text(rows, manifest, lang):
+        lines.append(markdown_text(roster_text(rows, manifest, lang), 4000))
     extended = extensions_of(manifest)
     if extended:
         lines.append(t("{n} student(s) have a deadline of their own (an extension): {who}.", lang, n=len(extended),
@@ -152,7 +154,7 @@ def _left_out(rows, lang):
     lines += header(t("Folder", lang), t("Status", lang), t("Reason", lang))
     lines += [f"| {cell(row.student)} | {cell(vocabulary.status(row.status, lang))} "
               f"| {cell(vocabulary.reason(row.reason, lang))} |" for row in out]
-    if any(not row.graded and not row.folder_only for row in out):
+    if any(not row.graded and not row.folder_only and not row.absent for row in out):
         lines += ["", t("A student whose grading did not complete got 0 for now; fix the cause or re-grade them one "
                         "by one (below).", lang)]
     return lines + [""]
@@ -170,8 +172,9 @@ def _students(rows, lang):
             [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
         word = vocabulary.confinement(isolation_view.status_word(row.isolation), lang)
         word = f"**{word}**" if isolation_view.unconfined(row.isolation) else word
-        total = f"{fmt_number(row.total)} / {fmt_number(row.out_of)}"
-        lines.append(f"| {cell(row.student)} | {cell(vocabulary.status(row.status, lang))} | {total} | "
+        total = "–" if row.absent else f"{fmt_number(row.total)} / {fmt_number(row.out_of)}"
+        name = cell(row.student) + (f" ({cell(row.known_as)})" if row.known_as and row.known_as != row.student else "")
+        lines.append(f"| {name} | {cell(vocabulary.status(row.status, lang))} | {total} | "
                      + " | ".join(cells) + f" | {word} |")
     return lines + [""]
 

@@ -7,7 +7,8 @@ from autograder.i18n import text as t
 from autograder.judging.results import NO_COMMIT
 from autograder.reports import isolation_view
 from autograder.class_reports import vocabulary
-from autograder.class_reports.class_report import commit_cells, fmt_number, students
+from autograder.class_reports.class_report import fmt_number, repositories
+from autograder.class_reports.csv_files import commit_cells
 from autograder.reports.safe_text import markdown_code, markdown_record, markdown_text
 
 MAX_PLAUSIBILITY_NOTES = 5
@@ -24,7 +25,7 @@ def header(*names, align=None):
 
 def isolation(rows, manifest, lang):
     """Who ran without OS confinement (loud), and a count of the rest."""
-    rows = students(rows)
+    rows = repositories(rows)
     lines = ["## " + t("Isolation of the students' code", lang), ""]
     probe = isolation_view.one_line(manifest.get("isolation"))
     if probe:
@@ -69,7 +70,7 @@ def protection(rows, lang):
                "the optional lab credit (self-reported: `extra_data.lab`) and what was graded.", lang), "",
              *header(t("Student", lang), t("Confinement", lang), t("Uid", lang), t("Tamper flags", lang),
                      t("Lab credit", lang), t("Graded", lang), align=["---", "---", "---", "---:", "---", "---"])]
-    for row in students(rows):
+    for row in repositories(rows):
         word = vocabulary.confinement(isolation_view.status_word(row.isolation), lang)
         word = f"**{word}**" if isolation_view.unconfined(row.isolation) else word
         lines.append(f"| {cell(row.student)} | {word} | {cell(vocabulary.uid(_uid(row.isolation), lang), 120)} | {len(row.flags)} "
@@ -92,7 +93,7 @@ def graded_what(row, lang):
 
 def commits(rows, lang):
     """With --deadline: the graded commit of every student, and the latest one beside it."""
-    rows = students(rows)
+    rows = repositories(rows)
     if not any(row.commit for row in rows):
         return []
     extended = any(row.extension for row in rows)
@@ -130,7 +131,7 @@ def commits(rows, lang):
 
 def late_work(rows, lang):
     """With a late policy: every student's on-time and late scores, the days and the penalty."""
-    rows = [row for row in students(rows) if row.late_work]
+    rows = [row for row in repositories(rows) if row.late_work]
     if not rows:
         return []
     lines = ["## " + t("Late work", lang), "",

@@ -1,10 +1,11 @@
-"""Writing a class's report files: scores.csv, report.md, report.html and the
-charts, all from the same rows (:mod:`autograder.class_reports.class_report`)."""
+"""Writing a class's report files: scores.csv (and with a roster gradebook.csv), report.md,
+report.html and the charts, all from the same rows (:mod:`autograder.class_reports.class_report`)."""
 import pathlib
 import sys
 
 from autograder.class_reports.charts import start_charts
-from autograder.class_reports.class_report import (CSV_NAME, HTML_NAME, REPORT_NAME, load_rows, render_csv,
+from autograder.class_reports.csv_files import GRADEBOOK_NAME, render_csv, render_gradebook
+from autograder.class_reports.class_report import (CSV_NAME, HTML_NAME, REPORT_NAME, load_rows,
                                                    test_columns)
 from autograder.class_reports.html import render_html
 from autograder.class_reports.markdown import render_markdown
@@ -25,6 +26,9 @@ def write_all(output_dir, manifest):
     try:
         csv_path = output_dir / CSV_NAME
         csv_path.write_text(render_csv(rows, columns), encoding="utf-8")
+        gradebook = render_gradebook(rows, report_lang)
+        if gradebook:
+            (output_dir / GRADEBOOK_NAME).write_text(gradebook, encoding="utf-8")
         found = similarity.load_result(output_dir)
         html_path = output_dir / HTML_NAME
         html_path.write_text(render_html(rows, shown_columns, manifest, found, lang=report_lang), encoding="utf-8")
@@ -34,4 +38,5 @@ def write_all(output_dir, manifest):
     report_path.write_text(render_markdown(rows, shown_columns, manifest, charts, found, lang=report_lang,
                                            chart_note=pending.note.render(report_lang) if pending.note else ""),
                             encoding="utf-8")
-    return [csv_path, report_path, html_path] + (list(charts.values()) if charts else [])
+    return [csv_path] + ([output_dir / GRADEBOOK_NAME] if gradebook else []) + [report_path, html_path] + \
+        (list(charts.values()) if charts else [])
