@@ -29,6 +29,19 @@ from autograder.reports.safe_text import terminal_line
 from autograder.sandbox import environment
 
 
+def _compared(args, output_dir):
+    """What run.json records of ``--compare OLD_DIR``: the folder, its seed and grader; None without it."""
+    if not getattr(args, "compare", None):
+        return None
+    old = pathlib.Path(args.compare)
+    if old.resolve() == output_dir.resolve():
+        raise UsageError(f"--compare {old}: that is the output folder itself; compare with an earlier run's folder")
+    recorded = read_manifest(old)
+    if recorded is None:
+        raise UsageError(f"--compare {old}: no {MANIFEST} (not a grade-many output folder)")
+    return {"dir": str(old.resolve()), "seed": recorded.get("seed"), "grader": recorded.get("grader")}
+
+
 def deadline_spec(args, recorded=None):
     """The :class:`~autograder.batch.terms.deadlines.DeadlineSpec` the options ask for, or None
     (:func:`autograder.batch.terms.options.deadline_spec`; a problem is bad usage)."""
@@ -78,9 +91,12 @@ def grade_many(args, judge_process=True):
     shard = parse_shard(args.shard) if args.shard else None
     previous = read_manifest(output_dir)
     chosen = _chosen(args, root, students, shard)
+    compared = _compared(args, output_dir)
     seed = args.seed
     if seed is None and args.only and previous:
         seed = previous.get("seed")
+    if seed is None and compared:   # the old run's inputs: what changes is the grader
+        seed = compared.get("seed")
     seed = new_seed() if seed is None else int(seed)
     lang = args.lang or ((previous or {}).get("lang") if args.only else None)
 
@@ -105,7 +121,7 @@ def grade_many(args, judge_process=True):
     elif not keep:
         manifest.pop("deadline", None)
     for key, value in (("extensions", extensions), ("late_policy", policy.describe() if policy else None),
-                       ("roster", roster)):
+                       ("roster", roster), ("compare", compared or (manifest.get("compare") if keep else None))):
         if value:
             manifest[key] = value
         else:

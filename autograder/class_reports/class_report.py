@@ -8,17 +8,15 @@ results file is read defensively (it may come from an older grader), and text
 cells that a student controls cannot hold a spreadsheet formula. The CSV files are
 :mod:`autograder.class_reports.csv_files`, the Markdown :mod:`autograder.class_reports.markdown`.
 """
-import json
 import math
 import pathlib
-import re
 import statistics
 
 from autograder import active_assignment
 from autograder.judging.results import CLASS_STATUSES, CRASHED, NO_COMMIT, NO_SUBMISSION, NO_WORK, NO_WORK_REASON, OK
-from autograder.intake import safe_files
 from autograder.reports.safe_text import as_text
-from autograder.reports.tidy import UNKNOWN_MODULE, number, text_list
+from autograder.class_reports.over_time.results_files import load, module_of, test_key, title_of  # noqa: F401
+from autograder.reports.tidy import number, text_list
 
 CSV_NAME = "scores.csv"
 REPORT_NAME = "report.md"
@@ -30,7 +28,6 @@ CHARTS = {
 }
 def optional_module():
     return active_assignment.current().optional_module
-MAX_RESULTS_BYTES = 16 * 1024 * 1024
 # A student on the roster (--roster) with no folder in ROOT: no grade, listed with the reason.
 NO_REPOSITORY = "no repository"
 NO_REPOSITORY_REASON = "on the roster, but no repository in ROOT (the assignment not accepted, or not cloned)"
@@ -42,13 +39,6 @@ def _number(value):
 
 def fmt_number(value):
     return f"{_number(value):g}" if isinstance(value, (int, float)) else str(value)
-
-
-def module_of(test):
-    """The module tag of a results.json test, as a string (``?`` when absent or odd)."""
-    tags = test.get("tags")
-    module = tags[0] if isinstance(tags, list) and tags else None
-    return module if isinstance(module, str) and module else UNKNOWN_MODULE
 
 
 def _dict(value):
@@ -142,11 +132,8 @@ def load_rows(output_dir, manifest):
     rows = []
     for student in sorted(manifest.get("students", {})):
         entry = manifest["students"][student]
-        path = pathlib.Path(output_dir) / student / "results.json"
-        try:
-            data = json.loads(safe_files.read_text(str(path), MAX_RESULTS_BYTES))
-        except (OSError, ValueError, RecursionError):
-            data = None
+        data = load(pathlib.Path(output_dir) / student / "results.json")
+        if data is None:
             if entry.get("status", OK) in (OK, NO_WORK):
                 entry = dict(entry, status=CRASHED, reason=f"{student}/results.json is missing or unreadable")
         rows.append(Row(student, entry, data))
@@ -178,12 +165,6 @@ def _roster(rows, recorded):
     return absent
 
 
-def _test_key(test):
-    module = module_of(test)
-    ident = as_text(test.get("test_id")) or re.sub(r"[^A-Za-z0-9]+", "_", as_text(test.get("name"))).strip("_")
-    return f"{module}/{ident}"
-
-
 def test_columns(rows, lang="en"):
     """``[(key, info)]`` for every graded test, in the grader's order; info has
     ``name`` (a title in ``lang`` where a student was graded in it), ``module``,
@@ -197,7 +178,7 @@ def test_columns(rows, lang="en"):
             module = module_of(test)
             if module == "grader":
                 continue
-            key = _test_key(test)
+            key = test_key(test)
             visibility = _visibility(test)
             existing = seen.get(key)
             if existing is not None and existing["visibility"] != visibility:
@@ -220,7 +201,7 @@ def row_tests(row, columns):
     keys = {key for key, _ in columns}
     found = {}
     for test in row.tests:
-        key = _test_key(test)
+        key = test_key(test)
         if key in found or (key not in keys and f"{key}@{_visibility(test)}" in keys):
             key = f"{key}@{_visibility(test)}"
         found[key] = test
@@ -304,12 +285,6 @@ def bin_labels(edges):
 def test_title(info):
     """A test as the reports name it: its title without the module prefix."""
     return title_of(info["name"], info["module"])
-
-
-def title_of(name, module):
-    """A results.json test name (``module: title``) without its module prefix."""
-    name, prefix = as_text(name), f"{module}: "
-    return name[len(prefix):] if name.startswith(prefix) else name
 
 
 def summary_stats(rows):

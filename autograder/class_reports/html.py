@@ -15,6 +15,7 @@ from autograder.i18n import text as t
 from autograder.reports import isolation_view
 from autograder.class_reports import vocabulary
 from autograder.class_reports.diagnoses import wrong_html
+from autograder.class_reports.over_time.changes import section_html as changes_html
 from autograder.class_reports.flags import row_flags, worst
 from autograder.class_reports.html_student import anchor, partners_of, similarity_link, student_view
 from autograder.class_reports.csv_files import commit_cells
@@ -337,11 +338,15 @@ def _who(row, lang, as_group, other=""):
     return f'<span class="who">{who}{" / " + other if other else ""}</span>'
 
 
-def render_html(rows, columns, manifest, similarity=None, lang="en"):
+def render_html(rows, columns, manifest, similarity=None, lang="en", changes=None):
+    """``changes``: a :class:`~autograder.class_reports.over_time.changes.Comparison` (``--compare``), or None."""
     partners = partners_of(similarity, lang)
     views = "\n".join(student_view(index, row, rows, partners.get(row.student, []), lang)
                       for index, row in enumerate(rows) if not row.folder_only and not row.absent)
-    body = "\n".join([_header(rows, manifest, lang), _glance(rows, columns, lang), wrong_html(rows, lang),
+    views_of = {row.student: anchor(index) for index, row in enumerate(rows) if not row.folder_only and not row.absent}
+    body = "\n".join([_header(rows, manifest, lang), _glance(rows, columns, lang),
+                      *([changes_html(changes, lang, lambda student: views_of.get(student, ""))] if changes else []),
+                      wrong_html(rows, lang),
                       _students(rows, partners, lang), _left_out(rows, lang), _similarity(similarity, lang),
                       "<h2 id=\"views\">" + t("Every student", lang) + "</h2>", views])
     return page(t("Class report: {title}", lang, title=active_assignment.current().title), body, lang=lang,

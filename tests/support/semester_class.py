@@ -40,11 +40,13 @@ def _points(submission):
     return (int(found.group(1)) if found else 0), "UNWRITTEN = True" in text
 
 
-def stand_in_report(submission, seed, lang="en"):
-    """The GradeReport the stand-in gives ``submission``: one test worth FULL."""
+def stand_in_report(submission, seed, lang="en", rescore=None):
+    """The GradeReport the stand-in gives ``submission``: one test worth FULL (``rescore``: a
+    changed grader, the points it gives for the points a commit declares)."""
     from autograder.judging.results import GradeReport, TestResult
 
     points, unwritten = _points(submission)
+    points = rescore(points) if rescore else points
     test = TestResult(name=f"{MODULE}: the sum", module=MODULE, max_score=float(FULL), score=float(points),
                       passed=points == FULL, output="" if points == FULL else "wrong sum", visibility="visible",
                       test_id="test_sum")
@@ -55,9 +57,9 @@ def stand_in_report(submission, seed, lang="en"):
                        isolation={"confined": True})
 
 
-def stand_in_grading(monkeypatch, seen=None):
+def stand_in_grading(monkeypatch, seen=None, rescore=None):
     """Grade every planned job with :func:`stand_in_report` in this process; ``seen``
-    (a list) receives each graded submission folder."""
+    (a list) receives each graded submission folder; ``rescore``: see :func:`stand_in_report`."""
     from autograder.batch import grade_class, jobs
     # autograder/similarity/pairs.py reads the active assignment once, when first imported:
     # imported here, before the toy is active, it keeps the chapter for the tests after these.
@@ -69,7 +71,7 @@ def stand_in_grading(monkeypatch, seen=None):
             job.prepare()
             if seen is not None:
                 seen.append(str(job.submission))
-            jobs._write_report(stand_in_report(job.submission, job.seed, job.lang), job.results)
+            jobs._write_report(stand_in_report(job.submission, job.seed, job.lang, rescore), job.results)
             grade_class._finish(job, (jobs.OK, ""))
             bar.update(job.label, jobs.OK)
 

@@ -245,7 +245,7 @@ def test_every_message_of_the_class_report_has_a_translation():
 
     translated = catalog("zh")
     missing = []
-    for path in sorted((ROOT / "autograder" / "class_reports").glob("*.py")):
+    for path in sorted((ROOT / "autograder" / "class_reports").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("t", "_") and node.args \
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
