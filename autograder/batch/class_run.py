@@ -106,6 +106,8 @@ def grade_many(args, judge_process=True):
     terms = _terms(args, options.resolve, args, keep, chosen, students)
     spec, extensions, policy, roster = terms.spec, terms.extensions, terms.policy, terms.roster
     grader = grader_identity()
+    # a re-grade keeps the run's history going (its mode as recorded)
+    history_mode = getattr(args, "history", None) or ((keep or {}).get("history") or {}).get("mode")
     manifest = keep or {"students": {}}
     manifest.update({
         "version": 1, "seed": manifest.get("seed", seed) if keep else seed, "grader": grader,
@@ -156,7 +158,7 @@ def grade_many(args, judge_process=True):
                                 progress=not args.no_progress, manifest_entries=manifest["students"],
                                 warnings=warnings, allow_unconfined=args.allow_unconfined, info=info,
                                 deadline=spec, also_latest=args.also_latest, workdir=workdir, lang=lang,
-                                grader=grader, roster=roster_of(roster),
+                                grader=grader, roster=roster_of(roster), history=history_mode,
                                 clean_process=judge_process, meanwhile=meanwhile)
         except BatchInterrupted as exc:
             entries, interrupted = exc.entries, True
@@ -169,6 +171,8 @@ def grade_many(args, judge_process=True):
     manifest["finished"] = _now()
     if "isolation" in info:
         manifest["isolation"] = info["isolation"]
+    if "history" in info:
+        manifest["history"] = info["history"]
     outputs = write_class_outputs(output_dir, manifest)
     wall = time.monotonic() - started
     counts = collections.Counter(entries[s]["status"] for s in chosen)

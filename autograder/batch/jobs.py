@@ -38,17 +38,18 @@ class BatchInterrupted(KeyboardInterrupt):
         self.entries = entries
 
 
-def grade_job(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
+def grade_job(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en", modules=None):
     """What the child runs: the same call as ``python -m autograder grade``,
     with the batch's zygote (through a channel of this child's own), the
     uid the batch picked for this student and the language of their feedback
-    (:func:`autograder.batch.plan.feedback_language`)."""
+    (:func:`autograder.batch.plan.feedback_language`); ``modules``: grade only
+    these (``--module``: a commit of a history whose other modules are graded already)."""
     from autograder.intake.integrity import submission_tamper_flags
     from autograder.judging.engine import grade_submission
 
     flags = submission_tamper_flags(submission) if with_flags else []
     report = grade_submission(submission, seed=seed, include_hidden=include_hidden, flags=flags,
-                              boxes=boxes, uid=uid, lang=lang)
+                              boxes=boxes, uid=uid, lang=lang, modules=modules)
     mark_unwritten(report)
     return report
 
@@ -151,6 +152,7 @@ class _Job:
         self.extra = None   # merged into extra_data of its results.json once graded
         self.label = student
         self.lang = "en"    # the language of this student's feedback
+        self.modules = None  # grade only these modules (None: all)
         self.pidfd = None   # readable once the process has ended (Linux)
 
     def prepare(self):
@@ -217,6 +219,8 @@ class SubprocessJob(_Job):
                    "--seed", str(self.seed), "--quiet", "--lang", self.lang]
         if not self.include_hidden:
             command.append("--visible-only")
+        for module in self.modules or ():
+            command += ["--module", module]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
         options = {"cwd": str(self.out_dir), "stdin": subprocess.DEVNULL, "env": env}

@@ -113,7 +113,7 @@ def merge_manifests(manifests):
                                           f"kept the one from {source}")
             merged["students"][student] = dict(entry, source=str(source))
         for key in ("root", "visible_only", "class_size", "deadline", "lang", "report_lang", "grader", "late_policy",
-                    "roster"):
+                    "roster", "history", "compare"):
             merged.setdefault(key, manifest.get(key))
         if manifest.get("extensions"):
             merged.setdefault("extensions", {}).update(manifest["extensions"])

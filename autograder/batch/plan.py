@@ -241,12 +241,15 @@ def _score(path):
         return {"score": None, "max_score": None}
 
 
-def record_latest_scores(output_dir, entries, policy=None):
+def record_latest_scores(output_dir, entries, policy=None, students=None):
     """Put the scores of the commits graded beside the one that counts in run.json and in the
     student's results.json (``submission_commit.latest`` and ``.late``): the latest commit's,
     never counted, and with a late ``policy`` the late work's, its penalty and the counted
-    score (``late_work`` and ``counted_score``, :func:`autograder.batch.terms.late_policy.counted_score`)."""
+    score (``late_work`` and ``counted_score``, :func:`autograder.batch.terms.late_policy.counted_score`).
+    ``students``: those of this run (default all): no one else's results change."""
     for student, entry in entries.items():
+        if students is not None and student not in students:
+            continue
         commit = entry.get("submission_commit") if isinstance(entry.get("submission_commit"), dict) else {}
         for kind in (LATE, LATEST):
             graded, record = entry.get(kind), commit.get(kind)

@@ -16,10 +16,10 @@ are listed apart, after the mistakes.
 import collections
 import dataclasses
 
-from autograder import active_assignment
 from autograder.i18n import _, render
 from autograder.i18n import text as t
 from autograder.class_reports.class_report import module_columns, title_of
+from autograder.class_reports.over_time.results_files import todo_name
 from autograder.class_reports.vocabulary import listed
 from autograder.reports.html_page import esc, esc_block, table
 from autograder.reports.safe_text import markdown_code, markdown_text
@@ -72,14 +72,6 @@ def group(rows):
     order = {module: place for place, module in enumerate(module_columns(rows))}
     return sorted(groups.values(), key=lambda g: (-len(g.students), order.get(g.module, len(order)),
                                                   g.todo or 0, g.problem, g.test))
-
-
-def todo_name(module, todo, lang):
-    """``TODO <n> (what it builds)`` in ``lang``, or a note that the stub gave the code."""
-    if todo is None:
-        return t("code the template gives (no TODO)", lang)
-    builds = active_assignment.current().todos.get(module, {}).get(todo)
-    return t("TODO {todo}: {builds}", lang, todo=todo, builds=render(builds, lang)) if builds else f"TODO {todo}"
 
 
 def shown_by(found, lang, shown):

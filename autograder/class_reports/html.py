@@ -16,6 +16,9 @@ from autograder.reports import isolation_view
 from autograder.class_reports import vocabulary
 from autograder.class_reports.diagnoses import wrong_html
 from autograder.class_reports.over_time.changes import section_html as changes_html
+from autograder.class_reports.over_time.progress_view import STYLE as PROGRESS_STYLE
+from autograder.class_reports.over_time.progress_view import section_html as progress_html
+from autograder.class_reports.over_time.progress_view import student_progress
 from autograder.class_reports.flags import row_flags, worst
 from autograder.class_reports.html_student import anchor, partners_of, similarity_link, student_view
 from autograder.class_reports.csv_files import commit_cells
@@ -74,6 +77,7 @@ def _header(rows, manifest, lang):
     parts = ["<h1>" + t("Class report: {title}", lang, title=active_assignment.current().title) + "</h1>",
              "<nav><a href=\"#glance\">" + t("At a glance", lang) + "</a><a href=\"#wrong\">"
              + t("What the class got wrong", lang) + "</a><a href=\"#students\">" + t("Students", lang) + "</a>"
+             + ("<a href=\"#progress\">" + t("Progress", lang) + "</a>" if manifest.get("history") else "") +
              "<a href=\"#similarity\">" + t("Similarity", lang) + "</a><a href=\"similarity/index.html\">"
              + t("All similarity pairs", lang) + "</a></nav>",
              f"<p>{esc(headcount(rows, lang), 2000)}</p>"]
@@ -338,16 +342,20 @@ def _who(row, lang, as_group, other=""):
     return f'<span class="who">{who}{" / " + other if other else ""}</span>'
 
 
-def render_html(rows, columns, manifest, similarity=None, lang="en", changes=None):
-    """``changes``: a :class:`~autograder.class_reports.over_time.changes.Comparison` (``--compare``), or None."""
+def render_html(rows, columns, manifest, similarity=None, lang="en", changes=None, progress=None):
+    """``changes``: a :class:`~autograder.class_reports.over_time.changes.Comparison` (``--compare``);
+    ``progress``: a :class:`~autograder.class_reports.over_time.progress_view.Progress` (``--history``)."""
     partners = partners_of(similarity, lang)
-    views = "\n".join(student_view(index, row, rows, partners.get(row.student, []), lang)
+    views = "\n".join(student_view(index, row, rows, partners.get(row.student, []), lang,
+                                   student_progress(progress, row.student, lang) if progress else "")
                       for index, row in enumerate(rows) if not row.folder_only and not row.absent)
     views_of = {row.student: anchor(index) for index, row in enumerate(rows) if not row.folder_only and not row.absent}
     body = "\n".join([_header(rows, manifest, lang), _glance(rows, columns, lang),
                       *([changes_html(changes, lang, lambda student: views_of.get(student, ""))] if changes else []),
+                      *([progress_html(progress, lang, lambda student: views_of.get(student, ""))] if progress
+                        else []),
                       wrong_html(rows, lang),
                       _students(rows, partners, lang), _left_out(rows, lang), _similarity(similarity, lang),
                       "<h2 id=\"views\">" + t("Every student", lang) + "</h2>", views])
     return page(t("Class report: {title}", lang, title=active_assignment.current().title), body, lang=lang,
-                script=SCRIPT, style=STYLE)
+                script=SCRIPT, style=STYLE + (PROGRESS_STYLE if progress else ""))

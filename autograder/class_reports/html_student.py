@@ -224,8 +224,9 @@ def _partners(partners, lang):
                                + " " + similarity_link(p.get("page"), lang) for p in partners], lang)
 
 
-def student_view(index, row, rows, partners, lang="en"):
-    """The ``<section>`` of one student; ``partners``: their flagged similarity matches."""
+def student_view(index, row, rows, partners, lang="en", progress=""):
+    """The ``<section>`` of one student; ``partners``: their flagged similarity matches;
+    ``progress``: their score over time (``--history``), as HTML."""
     flags = row_flags(row, partners)
     word = vocabulary.confinement(isolation_view.status_word(row.isolation), lang)
     problems = "; ".join(isolation_view.problems(row.isolation))
@@ -246,6 +247,7 @@ def student_view(index, row, rows, partners, lang="en"):
     shown = esc(row.student, 200) + (f" &middot; {esc(row.known_as, 200)}" if row.known_as else "")
     return (f'<section class="student" id="{anchor(index)}"><h3>{shown}</h3>'
             f'<div class="facts">{facts_html}</div>'
-            "<h4>" + t('Score per module', lang) + f"</h4>{_modules(row, rows, lang)}{_diagnosis(row, lang)}"
+            + ("<h4>" + t("Score over time", lang) + f"</h4>{progress}" if progress else "")
+            + "<h4>" + t('Score per module', lang) + f"</h4>{_modules(row, rows, lang)}{_diagnosis(row, lang)}"
             f"{_failed(row, lang)}<h4>" + t('Flags', lang) + f"</h4>{_flags(flags, lang)}"
             "<p><a href=\"#students\">" + t('back to the table', lang) + "</a></p></section>")

@@ -18,6 +18,7 @@ from autograder.class_reports.class_report import (CHARTS, optional_module, bin_
                                                    summary_stats, test_title)
 from autograder.class_reports.diagnoses import wrong_markdown
 from autograder.class_reports.over_time.changes import section_markdown as changes_markdown
+from autograder.class_reports.over_time.progress_view import section_markdown as progress_markdown
 from autograder.class_reports.html import extensions_of, headcount, late_policy_text, roster_text
 from autograder.class_reports.markdown_protection import cell, commits, header, isolation, lab, late_work, protection
 from autograder.reports.safe_text import markdown_code, markdown_text
@@ -199,13 +200,17 @@ def _regrading(manifest, lang):
                     "```", ""]
 
 
-def render_markdown(rows, columns, manifest, charts, similarity=None, lang="en", chart_note="", changes=None):
+def render_markdown(rows, columns, manifest, charts, similarity=None, lang="en", chart_note="", changes=None,
+                    progress=None):
     """``chart_note``: why the charts are not in ``lang`` (no font has its characters), or '';
-    ``changes``: what a grader change did (``--compare``), or None."""
+    ``changes``: what a grader change did (``--compare``), ``progress``: the students' progress
+    (``--history``), or None."""
     lines = _header(rows, manifest, lang)
     lines += _distribution(rows, charts, lang, chart_note)
     if changes is not None:
         lines += changes_markdown(changes, lang)
+    if progress is not None:
+        lines += progress_markdown(progress, lang)
     lines += _modules(rows, charts, lang)
     lines += wrong_markdown(rows, lang)
     lines += _pass_rates(rows, columns, charts, lang)

@@ -6,6 +6,7 @@ import sys
 from autograder.class_reports.charts import start_charts
 from autograder.class_reports.over_time.changes import CHANGES_NAME, compare
 from autograder.class_reports.over_time.changes import render_csv as render_changes
+from autograder.class_reports.over_time.progress_view import Progress
 from autograder.class_reports.over_time.results_files import load
 from autograder.class_reports.csv_files import GRADEBOOK_NAME, render_csv, render_gradebook
 from autograder.class_reports.class_report import (CSV_NAME, HTML_NAME, REPORT_NAME, load_rows,
@@ -21,6 +22,8 @@ def write_all(output_dir, manifest):
     output_dir.mkdir(parents=True, exist_ok=True)
     rows = load_rows(output_dir, manifest)
     changes = comparison(output_dir, manifest)
+    progress = Progress(output_dir, manifest, [row.student for row in rows if not row.absent]) \
+        if manifest.get("history") else None
     columns = test_columns(rows)
     report_lang = manifest.get("report_lang") or "en"
     shown_columns = columns if report_lang == "en" else test_columns(rows, report_lang)  # titles in its language
@@ -38,13 +41,13 @@ def write_all(output_dir, manifest):
         found = similarity.load_result(output_dir)
         html_path = output_dir / HTML_NAME
         html_path.write_text(render_html(rows, shown_columns, manifest, found, lang=report_lang,
-                                                 changes=changes), encoding="utf-8")
+                                                 changes=changes, progress=progress), encoding="utf-8")
     finally:
         charts = pending.finish()
     report_path = output_dir / REPORT_NAME  # shows the charts that were drawn
     report_path.write_text(render_markdown(rows, shown_columns, manifest, charts, found, lang=report_lang,
                                            chart_note=pending.note.render(report_lang) if pending.note else "",
-                                           changes=changes),
+                                           changes=changes, progress=progress),
                             encoding="utf-8")
     return [csv_path] + ([output_dir / GRADEBOOK_NAME] if gradebook else []) + \
         ([output_dir / CHANGES_NAME] if changes is not None else []) + [report_path, html_path] + \

@@ -3,7 +3,7 @@
     python -m autograder grade-many ROOT --output-dir DIR [--jobs N] [--seed S]
                                     [--shard K/N] [--only STUDENT ...] [--timeout SECONDS]
                                     [--allow-unconfined] [--no-similarity] [--roster FILE.csv]
-                                    [--compare OLD_DIR]
+                                    [--compare OLD_DIR] [--history [daily]]
                                     [--deadline ISO [--deadline-source committed|pushed]
                                      [--pushes FILE] [--also-latest] [--extensions FILE.csv]
                                      [--late-policy KEY=VALUE,...]]
@@ -70,6 +70,9 @@ def add_parser(subparsers):
     many.add_argument("--roster", default=None, metavar="classroom_roster.csv",
                       help="GitHub Classroom's roster export (identifier,github_username,github_id,name): students "
                            "named in every output, gradebook.csv for an LMS, who has no repository")
+    many.add_argument("--history", nargs="?", const="every", choices=("every", "daily"), default=None,
+                      help="also grade each student's commits up to now (or the deadline): every commit, or the "
+                           "last of each day with 'daily'; a commit graded before is not graded again")
     many.add_argument("--compare", default=None, metavar="OLD_DIR",
                       help="an earlier run's output folder: write changes.csv and say what the grader change did "
                            "(graded with OLD_DIR's seed unless --seed is given)")

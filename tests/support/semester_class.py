@@ -22,10 +22,11 @@ def source(points, unwritten=False):
     return f"POINTS = {points}\n" + ("UNWRITTEN = True\n" if unwritten else "")
 
 
-def student(root, name, history):
+def student(root, name, history, existing=False):
     """A repository ``root/name`` with one commit per ``(when, points)`` of ``history``
-    (``points`` may be a ``(points, unwritten)`` pair); returns the shas, oldest first."""
-    repo = init(pathlib.Path(root) / name)
+    (``points`` may be a ``(points, unwritten)`` pair; ``existing``: commits added to the
+    repository there); returns the shas, oldest first."""
+    repo = pathlib.Path(root) / name if existing else init(pathlib.Path(root) / name)
     shas = []
     for when, points in history:
         points, unwritten = points if isinstance(points, tuple) else (points, False)

@@ -3,6 +3,9 @@ hand-edited or missing), its tests keyed alike across runs."""
 import json
 import re
 
+from autograder import active_assignment
+from autograder.i18n import render
+from autograder.i18n import text as t
 from autograder.intake import safe_files
 from autograder.reports.safe_text import as_text
 
@@ -55,3 +58,11 @@ def shown(value):
     """A score as the reports print it: ``93``, ``92.5``."""
     value = float(value)
     return f"{int(value)}" if value.is_integer() else f"{round(value, 4):g}"
+
+
+def todo_name(module, todo, lang):
+    """``TODO <n> (what it builds)`` in ``lang``, or a note that the stub gave the code."""
+    if todo is None:
+        return t("code the template gives (no TODO)", lang)
+    builds = active_assignment.current().todos.get(module, {}).get(todo)
+    return t("TODO {todo}: {builds}", lang, todo=todo, builds=render(builds, lang)) if builds else f"TODO {todo}"
