@@ -32,9 +32,13 @@ from autograder.similarity.display import members_text, row_members, shown_range
 STYLE = """
 /* On a phone the students table keeps readable columns and scrolls inside its box; everywhere
    it is one line a student (a long list of partners is cut, the whole list in its title). */
-#students-table { min-width: 50em; } #students-table td { white-space: nowrap; }
-#students-table th code { white-space: normal; overflow-wrap: normal; }   /* breaks after an underscore only */
-.similar { max-width: 14em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#students-table { min-width: 50em; } #students-table td { white-space: nowrap; padding: .25em .4em; }
+/* Its headings may take two lines, at a space (never inside a word, nor between CJK characters)
+   or after a module name's underscore, so that a column is as wide as its values. */
+#students-table th { white-space: normal; word-break: keep-all; padding: .25em .4em; }
+#students-table th code { overflow-wrap: normal; }
+#students-table th[data-sort]:after { content: "\2195"; font-size: 11px; }
+.similar { max-width: 9em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .wrong { border-left: 4px solid var(--line); padding: .1em 0 .1em .8em; margin: 1em 0; }
 .wrong h3 { overflow-wrap: anywhere; } .wrong .feedback p { margin: .4em 0 .2em; }
 """
@@ -224,17 +228,20 @@ def _left_out(rows, lang):
 
 
 def _students(rows, partners, lang):
+    """The students table: one line a student (the worst flag with how many there are; the later
+    commits with the latest one's score), with the counted score beside the total under a policy."""
     modules = module_columns(rows)
-    header = [t("Student", lang), t("Status", lang), t("Total", lang)] + \
-        [f"<code>{html.escape(m).replace('_', '_<wbr>')}</code>" for m in modules] + \
-        [t("Worst flag", lang), t("Flags", lang), t("Similar to", lang), t("Later commits", lang),
-         t("Latest score", lang), t("Confinement", lang)]
-    numeric = tuple([2] + list(range(3, 3 + len(modules))) + [3 + len(modules), 4 + len(modules),
-                                                               6 + len(modules), 7 + len(modules)])
     late = any(row.late_work for row in rows)
-    if late:   # the counted score beside the on-time total
-        header.insert(3, t("Counted", lang))
-        numeric = (2, 3) + tuple(index + 1 for index in numeric[1:])
+    # how each student's code was confined: a column only where one of them was not (a flag says it too)
+    confinement = any(isolation_view.status_word(row.isolation) != "confined" for row in rows
+                      if not row.folder_only and not row.absent)
+    header = [t("Student", lang), t("Status", lang), t("Total", lang)] + ([t("Counted", lang)] if late else []) + \
+        [f"<code>{html.escape(m).replace('_', '_<wbr>')}</code>" for m in modules] + \
+        [t("Flags", lang), t("Similar to", lang), t("Later commits", lang)] + \
+        ([t("Confinement", lang)] if confinement else [])
+    first = 3 + late   # the first module's column
+    numeric = tuple([2] + ([3] if late else []) + list(range(first, first + len(modules) + 1)) +
+                    [first + len(modules) + 2])
     body = []
     for index, row in sorted(enumerate(rows), key=lambda item: (-item[1].total, item[1].student)):
         if row.folder_only:
@@ -249,9 +256,11 @@ def _students(rows, partners, lang):
             cells.append(fmt_number(row.counted_score) if row.counted_score is not None else "–")
         cells += [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
         later, latest = commit_cells(row)[3], commit_cells(row)[5]
-        cells += [(severity_badge(severity, vocabulary.severity(severity, lang)), 4 - flags[0].rank if flags else 0),
-                  str(len(flags)), _similar(mine, lang), later, latest,
-                  _word(vocabulary.confinement(isolation_view.status_word(row.isolation), lang))]
+        badge = severity_badge(severity, vocabulary.severity(severity, lang))
+        cells += [(f"{badge} {len(flags)}" if flags else "0", (4 - flags[0].rank) * 100 + len(flags) if flags else 0),
+                  _similar(mine, lang), (f"{later} → {latest}" if latest else later, later or 0)]
+        if confinement:
+            cells.append(_word(vocabulary.confinement(isolation_view.status_word(row.isolation), lang)))
         body.append(cells)
     sortable = table(header, body, numeric=numeric, attrs=' id="students-table"', sortable=True)
     placeholder = t("filter: name, status, flag…", lang)

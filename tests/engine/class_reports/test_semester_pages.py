@@ -69,7 +69,7 @@ def test_every_output_shows_the_same_numbers_for_each_student(graded):
     page = _page(graded)
     table = page.split('id="students-table"')[1].split("</table>")[0]
     ana_row = next(row for row in table.split("<tr>") if ">ana</a>" in row)
-    assert ">93<" in ana_row and ">100<" in ana_row      # the total and the latest score, one line
+    assert ">93<" in ana_row and ">1 → 100<" in ana_row      # the total; a later commit and its score
 
 
 def test_not_written_yet_is_apart_from_the_mistakes(graded):
