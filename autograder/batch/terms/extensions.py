@@ -3,7 +3,7 @@
 The file (UTF-8, comma-separated, a header row)::
 
     student,deadline
-    amp-backward-alice,2026-12-18T23:59+08:00
+    course-alice,2026-12-18T23:59+08:00
 
 One row per student folder of ROOT (its name as ``grade-many`` lists it), the deadline as
 ``--deadline`` takes it (ISO 8601 with a zone). Blank lines are skipped. A row naming no
