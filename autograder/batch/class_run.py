@@ -50,6 +50,19 @@ def deadline_spec(args, recorded=None):
     return _terms(args, options.deadline_spec, args, recorded)
 
 
+def recorded_extensions(manifest):
+    """``{student: deadline}`` of the extensions a run.json records (the unreadable left out)."""
+    from autograder.batch.terms.times import TermsError, parse_deadline
+
+    found = {}
+    for student, entry in ((manifest or {}).get("extensions") or {}).items():
+        try:
+            found[student] = parse_deadline(entry["deadline"])
+        except (TermsError, KeyError, TypeError):
+            continue
+    return found
+
+
 def _terms(args, read, *params):
     """``read(*params)``, a :class:`~autograder.batch.terms.times.TermsError` said in the TA's language."""
     from autograder.batch.terms.times import TermsError

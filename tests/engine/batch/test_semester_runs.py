@@ -145,3 +145,12 @@ def test_a_malformed_extensions_file_stops_the_run_before_grading(semester, tmp_
                            "--extensions", extensions) == 2
     assert f"{extensions}, {problem}" in capsys.readouterr().err
     assert not (out / "run.json").exists() and not (out / "ana").exists()
+
+
+def test_a_malformed_extensions_file_is_said_in_the_tas_language(semester, tmp_path, capsys):
+    root, out = semester
+    extensions = tmp_path / "extensions.csv"
+    extensions.write_text("student,deadline\nnobody,2026-12-18T23:59+08:00\n", encoding="utf-8")
+    assert main_in_process("grade-many", root, "-o", out, "--no-progress", "--deadline", DEADLINE,
+                           "--extensions", extensions, "--report-lang", "zh") == 2
+    assert f"{extensions} 第 2 行：'nobody' 不是 ROOT 中任何学生的文件夹" in capsys.readouterr().err
