@@ -87,7 +87,7 @@ class Load:
     """The machine's 1-minute load average, sampled while a command runs."""
 
     def __init__(self):
-        self.samples, self._stop = [], threading.Event()
+        self.samples, self._stop, self.cpu = [], threading.Event(), 0.0
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self):
@@ -105,7 +105,17 @@ class Load:
         self.samples.append(os.getloadavg()[0])
 
     def __str__(self):
-        return f"mean {sum(self.samples) / len(self.samples):.1f}, max {max(self.samples):.1f}"
+        return (f"mean {sum(self.samples) / len(self.samples):.1f}, max {max(self.samples):.1f}; "
+                f"{self.cpu:.0f} CPU-s, at least {self.cpu / 2:.0f} s on two idle cores")
+
+
+def _cpu_of_children():
+    """CPU seconds (user and system) of every process this one has waited for, and theirs: a
+    command's whole tree, whatever else the machine runs meanwhile."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main(argv=None):
@@ -146,12 +156,13 @@ def _measure(args, scratch):
     def run(name, *options):
         output = scratch / name
         with Load() as load:
-            started = time.perf_counter()
+            started, before = time.perf_counter(), _cpu_of_children()
             subprocess.run([sys.executable, "-m", "autograder", "grade-many", str(root), "--output-dir",
                             str(output), "--seed", str(args.seed), "--jobs", str(args.jobs), "--deadline",
                             DEADLINE, "--no-progress", "--no-similarity", *options],
                            cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
             seconds = time.perf_counter() - started
+        load.cpu = _cpu_of_children() - before
         return seconds, load, json.loads((output / "run.json").read_text(encoding="utf-8"))
 
     shutil.rmtree(scratch / "history", ignore_errors=True)

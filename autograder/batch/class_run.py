@@ -23,6 +23,7 @@ from autograder.batch.grade_class import (BatchInterrupted, UsageError, discover
                                           run_batch, select_shard)
 from autograder.batch.manifest import (MANIFEST, _now, grader_identity, merge_manifests, read_manifest,
                                       write_manifest)
+from autograder.batch.terms import options
 from autograder.i18n import resolve_language
 from autograder.judging.results import CLASS_STATUSES
 from autograder.reports.safe_text import terminal_line
@@ -45,8 +46,6 @@ def _compared(args, output_dir):
 def deadline_spec(args, recorded=None):
     """The :class:`~autograder.batch.terms.deadlines.DeadlineSpec` the options ask for, or None
     (:func:`autograder.batch.terms.options.deadline_spec`; a problem is bad usage)."""
-    from autograder.batch.terms import options
-
     return _terms(args, options.deadline_spec, args, recorded)
 
 
@@ -114,11 +113,10 @@ def grade_many(args, judge_process=True):
     lang = args.lang or ((previous or {}).get("lang") if args.only else None)
 
     keep = previous if (args.only and previous) else None
-    from autograder.batch.terms import options
-
     terms = _terms(args, options.resolve, args, keep, chosen, students)
     spec, extensions, policy, roster = terms.spec, terms.extensions, terms.policy, terms.roster
     grader = grader_identity()
+    regraded = _regrade_warnings(keep, chosen, seed, grader)   # before the record takes this run's facts
     # a re-grade keeps the run's history going (its mode as recorded)
     history_mode = getattr(args, "history", None) or ((keep or {}).get("history") or {}).get("mode")
     manifest = keep or {"students": {}}
@@ -149,7 +147,7 @@ def grade_many(args, judge_process=True):
           + (f"; late policy {policy.penalty_per_day:g} a day, at most {policy.max_days} day(s)" if policy else ""),
           file=sys.stderr)
     started = time.monotonic()
-    warnings = []
+    warnings = regraded
     info = {}
     interrupted = False
     # Exported commits live here until similarity has read them (never in the student's folder).
@@ -204,6 +202,20 @@ def roster_of(recorded):
     students = (recorded or {}).get("students") or []
     return {student["folder"]: {key: student.get(key) for key in ("identifier", "github_username", "name")}
             for student in students if isinstance(student, dict) and student.get("folder")}
+
+
+def _regrade_warnings(keep, chosen, seed, grader):
+    """What a re-grade does not share with the run it re-grades (each results.json says its own)."""
+    if not keep:
+        return []
+    who, said = ", ".join(chosen), []
+    if keep.get("seed") not in (None, seed):
+        said.append(f"{who} re-graded with seed {seed}, not the run's {keep['seed']}")
+    if keep.get("grader") not in (None, grader):
+        said.append(f"{who} re-graded by another grader than the run's (course commit "
+                    f"{str(grader.get('commit'))[:12]}, suites {str(grader.get('suites'))[:12]}); each results.json "
+                    "names the grader that graded it")
+    return said
 
 
 def run_similarity(args, output_dir, submissions, shard, warnings):

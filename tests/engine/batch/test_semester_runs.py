@@ -154,3 +154,16 @@ def test_a_malformed_extensions_file_is_said_in_the_tas_language(semester, tmp_p
     assert main_in_process("grade-many", root, "-o", out, "--no-progress", "--deadline", DEADLINE,
                            "--extensions", extensions, "--report-lang", "zh") == 2
     assert f"{extensions} 第 2 行：'nobody' 不是 ROOT 中任何学生的文件夹" in capsys.readouterr().err
+
+
+def test_a_regrade_with_another_seed_or_grader_says_so(semester, monkeypatch):
+    from autograder.batch import class_run
+
+    root, out = semester
+    _grade(root, out, "--deadline", DEADLINE, "--seed", 7)
+    monkeypatch.setattr(class_run, "grader_identity", lambda: {"commit": "c" * 40, "suites": "d" * 64, "engine": "e"})
+    _grade(root, out, "--only", "ben", "--seed", 9)
+    warnings = _run(out)["warnings"]
+    assert any("ben re-graded with seed 9, not the run's 7" in warning for warning in warnings), warnings
+    assert any("ben re-graded by another grader" in warning for warning in warnings), warnings
+    assert _results(out, "ben")["extra_data"]["seed"] == 9 and _results(out, "ana")["extra_data"]["seed"] == 7
