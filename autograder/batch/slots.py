@@ -104,7 +104,7 @@ class JudgeSlots:
         slot.job, job.slot = job, slot
         order = {"submission": str(job.submission), "seed": job.seed, "include_hidden": job.include_hidden,
                  "layout": job.layout, "uid": job.uid, "lang": job.lang, "log": str(job.log),
-                 "results": str(job.results), "modules": job.modules}
+                 "results": str(job.results), "modules": getattr(job, "modules", None)}
         try:
             os.write(slot.jobs_w, json.dumps(order).encode() + b"\n")
         except (OSError, TypeError):

@@ -26,8 +26,13 @@ def _fixed_hidden_test(points):
     return {93: 100, 100: 90}.get(points, points)
 
 
-@pytest.fixture
-def compared(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield _compared(tmp_path_factory.mktemp("compare"), monkeypatch)
+
+
+def _compared(tmp_path, monkeypatch):
     root = tmp_path / "root"
     for name, points in (("ana", 93), ("ben", 80), ("cy", 100), ("dee", 93)):
         semester_class.student(root, name, [(BEFORE, points)])
@@ -67,7 +72,8 @@ def test_both_pages_say_what_the_change_did(compared):
     assert 'id="changes"' in page and "changes.csv" in page
 
 
-def test_a_regrade_keeps_the_comparison_and_compare_needs_a_run_folder(compared, tmp_path):
+def test_a_regrade_keeps_the_comparison_and_compare_needs_a_run_folder(compared, tmp_path, monkeypatch):
+    semester_class.stand_in_grading(monkeypatch, rescore=_fixed_hidden_test)
     root, old, new = compared
     assert main_in_process("grade-many", root, "-o", new, "--no-progress", "--only", "ben") == 0
     assert "cy,100,90,-10,the sum" in (new / "changes.csv").read_text(encoding="utf-8")

@@ -58,6 +58,7 @@ def test_history_csv_has_every_commit_up_to_the_deadline(semester):
     assert (run["mode"], run["commits"], run["graded_jobs"]) == ("every", 6, 5)
 
 
+@pytest.mark.slow
 def test_a_commit_graded_before_is_not_graded_again(semester, monkeypatch):
     root, out, seen, shas = semester
     _grade(root, out, "--history")
@@ -81,6 +82,7 @@ def test_daily_grades_the_last_commit_of_each_day(semester):
     assert json.loads((out / "run.json").read_text(encoding="utf-8"))["history"]["mode"] == "daily"
 
 
+@pytest.mark.slow
 def test_the_history_reaches_the_deadline_of_each_student_else_now(semester, tmp_path):
     root, out, seen, shas = semester
     extensions = tmp_path / "extensions.csv"
@@ -93,6 +95,7 @@ def test_the_history_reaches_the_deadline_of_each_student_else_now(semester, tmp
     assert [row["score"] for row in _history(tmp_path / "now", "zed")] == ["20"]   # nothing from the future
 
 
+@pytest.mark.slow
 def test_shards_each_grade_their_histories_and_merge_into_one_report(semester, tmp_path):
     root, out, seen, shas = semester
     for k in (1, 2):

@@ -35,8 +35,14 @@ def _rows(out):
         return {row["student"]: row for row in csv.DictReader(handle)}
 
 
-@pytest.fixture
-def late_class(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def late_class(tmp_path_factory):
+    """The class graded once for the tests that only read it (the re-grade test comes last)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield _graded(tmp_path_factory.mktemp("late"), monkeypatch)
+
+
+def _graded(tmp_path, monkeypatch):
     semester_class.stand_in_grading(monkeypatch)
     root = tmp_path / "root"
     for name, (history, *_) in CLASS.items():

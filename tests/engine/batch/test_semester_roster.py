@@ -30,8 +30,13 @@ def _csv(path):
         return list(csv.reader(handle))
 
 
-@pytest.fixture
-def rostered(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def rostered(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield _graded(tmp_path_factory.mktemp("roster"), monkeypatch)
+
+
+def _graded(tmp_path, monkeypatch):
     semester_class.stand_in_grading(monkeypatch)
     root = tmp_path / "root"
     semester_class.student(root, "amp-ana-w", [(BEFORE, 60), (LATE, 100)])     # 1 day late: 90 counts

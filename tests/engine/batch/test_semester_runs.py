@@ -72,6 +72,7 @@ def test_an_extension_given_with_only_keeps_the_class_deadline(semester):
     assert "Deadline `2026-12-15T23:59:00+08:00`" in report and "Deadline `2026-12-18" not in report
 
 
+@pytest.mark.slow
 def test_an_only_regrade_leaves_everyone_else_as_it_was(semester):
     root, out = semester
     _grade(root, out, "--deadline", DEADLINE, "--seed", 7)
@@ -156,6 +157,7 @@ def test_a_malformed_extensions_file_is_said_in_the_tas_language(semester, tmp_p
     assert f"{extensions} 第 2 行：'nobody' 不是 ROOT 中任何学生的文件夹" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_regrade_with_another_seed_or_grader_says_so(semester, monkeypatch):
     from autograder.batch import class_run
 

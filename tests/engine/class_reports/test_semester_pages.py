@@ -1,7 +1,7 @@
 """The class's pages say the same about every student (issue 48): a late commit's time and
 the latest score in every output, "0 / 100" (never "0 / 0") for a student with nothing
-before the deadline, what is not written yet apart from the mistakes, and a students
-table of one line a student (partners listed once).
+before the deadline, and what is not written yet apart from the mistakes (the students
+table's one line a student: tests/engine/class_reports/test_class_html.py).
 
 Classes of real git repositories graded by ``grade-many`` with a stand-in for the grading
 processes (tests/support/semester_class.py)."""
@@ -13,7 +13,6 @@ import shutil
 import pytest
 
 from support import semester_class
-from support.browser import find_chromium, measure
 from support.cli import main_in_process
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -28,10 +27,15 @@ def _grade(root, out, *options):
                            "--seed", 7, "--deadline", DEADLINE, "--also-latest", *options) == 0
 
 
-@pytest.fixture
-def graded(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
     """ana: 93 at the deadline, 100 after; lee: only after the deadline (100); three who have
     not written TODO 2 yet and two with a real mistake (TODO 1)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield _graded(tmp_path_factory.mktemp("pages"), monkeypatch)
+
+
+def _graded(tmp_path, monkeypatch):
     semester_class.stand_in_grading(monkeypatch)
     root, out = tmp_path / "root", tmp_path / "out"
     semester_class.student(root, "ana", [(DAY1, 50), (DAY2, 93), (LATE, 100)])
@@ -80,31 +84,3 @@ def test_not_written_yet_is_apart_from_the_mistakes(graded):
     report = (graded / "report.md").read_text(encoding="utf-8")
     wrong = report.split("## What the class got wrong")[1].split("\n## ")[0]
     assert wrong.index("sam") < wrong.index("### Not written yet") < wrong.index("pat")
-
-
-def test_similarity_partners_are_listed_once(tmp_path):
-    """A group of three who copied in every module: each of them lists the two others once."""
-    from support import class_folders
-
-    pytest.importorskip("copydetect", reason="copydetect (requirements-dev.txt) runs the similarity check")
-    class_folders.build(tmp_path / "out", report_lang="en", similarity=True)
-    table = _page(tmp_path / "out").split('id="students-table"')[1].split("</table>")[0]
-    row = next(row for row in table.split("<tr>") if ">张三</a>" in row)
-    similar = re.search(r'<div class="similar"[^>]*>(.*?)</div>', row).group(1)
-    assert similar.count("李华") == 1 and similar.count("王小明") == 1, similar
-
-
-@pytest.mark.slow
-def test_the_students_table_is_one_line_a_student_at_1280_px(tmp_path):
-    from support import class_folders
-
-    pytest.importorskip("copydetect", reason="copydetect (requirements-dev.txt) runs the similarity check")
-    chromium = find_chromium()
-    if chromium is None:
-        pytest.skip("chromium is not installed")
-    for lang in ("zh", "en"):
-        out = tmp_path / lang
-        class_folders.build(out, report_lang=lang, similarity=True)
-        found = measure(chromium, str(out / "report.html"), width=1280)
-        low, high = found["student_rows"]
-        assert high <= 1.3 * low and high < 45, (lang, found["student_rows"])
