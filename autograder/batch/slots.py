@@ -237,7 +237,7 @@ def _grade_one(order, boxes):
     try:
         report = jobs.grade_job(pathlib.Path(order["submission"]), order["seed"], order["include_hidden"],
                                 order["layout"] == "repo", boxes=boxes, uid=order["uid"], lang=order["lang"],
-                                modules=order.get("modules"))
+                                **({"modules": order["modules"]} if order.get("modules") else {}))
         jobs._write_report(report, order["results"])
         return True
     except Exception:  # noqa: BLE001 - the grader's own failure: this student's row says so
