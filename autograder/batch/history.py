@@ -27,6 +27,7 @@ import pathlib
 
 from autograder import active_assignment
 from autograder.batch import git_snapshot
+from autograder.batch.deadline import default_branch
 from autograder.batch.jobs import OK
 
 MODES = ("every", "daily")
@@ -128,7 +129,7 @@ def plan(history, root, students, entries, make_job, workdir, until, zone, lang)
             continue
         try:
             clone = git_snapshot.sanitized_clone(folder, base / f"{index:05d}" / "clone.git")
-            head = git_snapshot.resolve(clone, "refs/remotes/origin/HEAD") or git_snapshot.resolve(clone, "HEAD")
+            head, _ = default_branch(clone)   # the branch the deadline reads
             limit = until(student)
             line = [] if head is None else sorted(point for point in git_snapshot.first_parent_history(clone, head)
                                                   if point[0] <= limit.timestamp())
