@@ -34,14 +34,10 @@ def commands():
 
 
 def build_parser(selected=None):
-    from autograder import active_assignment
-
     # argparse's parser, its messages wrapped at the terminal's width and in the run's
     # language (a module of the commands' room, loaded by name as the commands are)
-    parser = importlib.import_module("autograder.cli.argparse_text").Parser(
-        prog="python -m autograder",
-        description=f"Grade the {active_assignment.current().title} exercises.",
-    )
+    argparse_text = importlib.import_module("autograder.cli.argparse_text")
+    parser = argparse_text.Parser(prog="python -m autograder", description=argparse_text.description())
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     loaded = set()
@@ -55,7 +51,7 @@ def build_parser(selected=None):
         except ModuleNotFoundError as exc:
             if exc.name != module_name:
                 raise
-            continue
+            continue  # a staff command, left out of a student's repository
         module.add_parser(subparsers)
         loaded.add(module_name)
     return parser
@@ -66,12 +62,23 @@ def main(argv=None):
     # without it torch warns on every command that imports it (conformance, check-lab...)
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
     argv = list(sys.argv[1:] if argv is None else argv)
-    from autograder import locations
+    from autograder import active_assignment, locations
+
+    try:
+        active_assignment.current()
+    except active_assignment.AssignmentError as exc:  # a staff setting naming no chapter: one line, no traceback
+        print(f"python -m autograder: {active_assignment.ENV_VAR}: {exc}", file=sys.stderr)
+        return 2
 
     argparse_text = importlib.import_module("autograder.cli.argparse_text")
+    lang = argparse_text.language_asked(argv, str(locations.REPO_ROOT))
     # Import only the module of the command asked for (fast start-up).
     selected = argv[0] if argv and argv[0] in commands() else None
-    with argparse_text.translated(argparse_text.language_asked(argv, str(locations.REPO_ROOT))):
+    if selected is not None and importlib.util.find_spec(commands()[selected]) is None:
+        # A student's repository holds none of the staff's commands (autograder/staff_side.py).
+        print(argparse_text.left_out(selected, lang), file=sys.stderr)
+        return 2
+    with argparse_text.translated(lang):
         parser = build_parser(selected)
         args = parser.parse_args(argv)
     return args.func(args)

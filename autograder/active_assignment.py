@@ -6,10 +6,15 @@ TODO graph, the points only its hidden suites hold, and the dotted names of its
 optional parts), ``visible/`` and ``hidden/`` suites and ``locale/<lang>/*.po``
 catalogs. The engine reads it only through :func:`current`; no engine module
 imports an assignment by name. The default is this repository's chapter;
-``$AUTOGRADER_ASSIGNMENT`` (a package name) points the engine at another, which
-is how the tests grade a second, tiny assignment end to end.
+``$AUTOGRADER_ASSIGNMENT`` points the engine at another: a package name
+(importable from the repository's root: ``tests.toy_assignment``) or the path
+of the package's folder (``chapters/vector_clip``, absolute or from the working
+directory; its parent folder is then where the package is imported from), which
+is how the tests grade a second, tiny assignment end to end and a chapter built
+in a temporary folder.
 
-This module imports nothing of the engine, so every room may use it.
+This module imports nothing of the engine but :mod:`autograder.locations`, so
+every room may use it.
 """
 import dataclasses
 import functools
@@ -17,6 +22,9 @@ import importlib
 import importlib.util
 import os
 import pathlib
+import sys
+
+from autograder import locations
 
 DEFAULT_PACKAGE = "autograder.assignment"
 ENV_VAR = "AUTOGRADER_ASSIGNMENT"
@@ -35,6 +43,7 @@ class Assignment:
     todos: dict                      # module -> {todo number: what it builds (a message)}
     builds_on: dict                  # todo -> TODOs it uses directly
     hidden_points: dict              # module -> points only the hidden suites hold
+    todo_functions: dict = dataclasses.field(default_factory=dict)  # todo -> qualified name of its function
     module_labels: dict = dataclasses.field(default_factory=dict)  # module -> how its messages name it
     optional_module: str = ""        # the results tag of optional credit (e.g. a lab), "" if none
     worker_side: str = ""            # imported by the zygote: scenarios and per-module guards
@@ -92,8 +101,53 @@ class Assignment:
         return [self.resolve(name) for name in self.suite_plugins]
 
 
-def package_name():
+def setting():
+    """What names the active assignment: ``$AUTOGRADER_ASSIGNMENT``, else the default package."""
     return os.environ.get(ENV_VAR) or DEFAULT_PACKAGE
+
+
+def _is_path(value):
+    return "/" in value or os.sep in value
+
+
+def absolute(value):
+    """``value`` as a process started elsewhere reads it: a folder's path made absolute."""
+    return str(pathlib.Path(value).resolve()) if _is_path(value) else value
+
+
+def package_name():
+    return importable(setting())
+
+
+@functools.cache
+def importable(value):
+    """The package name of the assignment ``value`` names (a package name, or its folder's path:
+    the folder's parent is then added to the end of ``sys.path``, so that it shadows nothing)."""
+    if not _is_path(value):
+        return value
+    folder = pathlib.Path(value).resolve()
+    if not folder.name.isidentifier() or not (folder / "__init__.py").is_file():
+        raise AssignmentError(f"{value}: not an assignment package (a folder named like a Python module, "
+                              "holding __init__.py and description.py)")
+    if str(folder.parent) not in sys.path:
+        sys.path.append(str(folder.parent))
+    if folder_of(folder.name) != folder:
+        raise AssignmentError(f"{value}: the name {folder.name!r} is already taken by "
+                              f"{folder_of(folder.name)}: rename the folder")
+    return folder.name
+
+
+def use(value):
+    """Make the assignment ``value`` names (a package name or a folder) the active one, for this
+    process and the processes it starts (a command-line tool's ``--chapter``); returns it."""
+    os.environ[ENV_VAR] = absolute(value)
+    return current()
+
+
+def _beside(folder, name):
+    """A chapter's own ``name`` folder (its ``exercises/``, ``solutions/``) when it has one, else
+    the repository's: a student's template holds the package without them, beside its exercises/."""
+    return folder / name if (folder / name).is_dir() else locations.REPO_ROOT / name
 
 
 @functools.cache
@@ -111,13 +165,16 @@ def load(package):
         description = importlib.import_module(package + ".description")
     except ModuleNotFoundError as exc:
         raise AssignmentError(f"{package}: no description module ({exc})") from exc
-    missing = [name for name in ("TITLE", "MODULES", "TODOS", "EXERCISES_DIR") if not hasattr(description, name)]
+    missing = [name for name in ("TITLE", "MODULES", "TODOS") if not hasattr(description, name)]
     if missing:
         raise AssignmentError(f"{package}.description lacks {', '.join(missing)}")
+    folder = folder_of(package)
+    readme = folder / "README.md"
     return Assignment(
-        package=package, folder=folder_of(package), title=description.TITLE,
+        package=package, folder=folder, title=description.TITLE,
         modules=tuple(description.MODULES), todos=dict(description.TODOS),
         builds_on=dict(getattr(description, "BUILDS_ON", {})),
+        todo_functions=dict(getattr(description, "TODO_FUNCTIONS", {})),
         hidden_points=dict(getattr(description, "HIDDEN_POINTS", {})),
         module_labels=dict(getattr(description, "MODULE_LABELS", {})),
         optional_module=getattr(description, "OPTIONAL_MODULE", ""),
@@ -125,11 +182,11 @@ def load(package):
         suite_plugins=tuple(getattr(description, "SUITE_PLUGINS", ())),
         grade_hooks=getattr(description, "GRADE_HOOKS", ""),
         commands=dict(getattr(description, "COMMANDS", {})),
-        exercises_dir=getattr(description, "EXERCISES_DIR", None),
-        solutions_dir=getattr(description, "SOLUTIONS_DIR", None),
+        exercises_dir=getattr(description, "EXERCISES_DIR", None) or _beside(folder, "exercises"),
+        solutions_dir=getattr(description, "SOLUTIONS_DIR", None) or _beside(folder, "solutions"),
         template_parts=getattr(description, "TEMPLATE_PARTS", ""),
         grader_files=tuple(getattr(description, "GRADER_FILES", ())),
-        student_readme=getattr(description, "STUDENT_README", None),
+        student_readme=getattr(description, "STUDENT_README", None) or (readme if readme.is_file() else None),
         similarity=dict(getattr(description, "SIMILARITY", {})),
         similarity_public=dict(getattr(description, "SIMILARITY_PUBLIC_REFERENCE", {})),
         similarity_framework=dict(getattr(description, "SIMILARITY_FRAMEWORK", {})),

@@ -1,6 +1,8 @@
 """Re-run the similarity calibration from the honest set: the independent correct
-solutions of tests/data/honest_similarity/ (one file per author, put into the current
-stubs by tests/support/honest.py) and the reference solutions.
+solutions of a chapter's honest folder (one file per author, put into the current stubs
+by tests/support/honest.py) and the reference solutions. The honest folder is the
+chapter's solutions/honest/ (this repository's chapter: tests/data/honest_similarity/)
+or the one --honest names.
 
 Per module (autograder.similarity.calibration): the thresholds (for pairs of students
 and against the reference), what honest solutions reach when they were not learned
@@ -13,8 +15,9 @@ Re-run it whenever the stubs (exercises/), the reference solutions or the honest
 change; tests/engine/similarity/test_similarity.py fails while the file is stale. Exits 1 when a held-out
 author reaches a threshold (the set, or the margin, needs a look).
 
-    python tools/calibrate_similarity.py [--check]
+    python tools/calibrate_similarity.py [--check] [--chapter PACKAGE|FOLDER] [--honest DIR]
 """
+import argparse
 import json
 import sys
 import pathlib
@@ -22,9 +25,38 @@ import pathlib
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from autograder import active_assignment  # noqa: E402
+
+
+def arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the stored calibration is stale")
+    parser.add_argument("--chapter", help="the chapter's package or folder (default: the active assignment)")
+    parser.add_argument("--honest", type=pathlib.Path, metavar="DIR", help="the honest set (default: the chapter's)")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__" and arguments(sys.argv[1:]).chapter:  # before the modules below read the chapter
+    active_assignment.use(arguments(sys.argv[1:]).chapter)
+
 from autograder.similarity import calibration, convergence, fingerprints, pairs as similarity  # noqa: E402
 from support.disguise import disguise  # noqa: E402
 from support import honest  # noqa: E402
+
+
+
+def honest_home(chapter):
+    """Where the chapter's honest set is when --honest names none: beside its reference
+    (solutions/honest/); this repository's chapter keeps its own with the tests' data."""
+    own = chapter.solutions_dir / "honest"
+    return own if own.is_dir() or chapter.package != active_assignment.DEFAULT_PACKAGE else honest.SET_DIR
+
+
+HONEST = [honest_home(similarity.ASSIGNMENT)]
+
+
+def shown(path):
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
 
 def held_out(names):
@@ -34,7 +66,7 @@ def held_out(names):
 
 def honest_texts(module):
     stub = similarity.read_module(similarity.TEMPLATE_DIR, module) or ""
-    return stub, {author: honest.module_text(space, module, stub) for author, space in honest.authors().items()}
+    return stub, {author: honest.module_text(space, module, stub) for author, space in honest.authors(HONEST[0]).items()}
 
 
 def measure():
@@ -45,7 +77,7 @@ def measure():
         modules[module] = calibration.calibrate(texts, stub, reference, module in similarity.ASSIGNMENT.similarity_public,
                                                 held_out(texts))
     return {"version": 2, "k": fingerprints.K, "modules": modules,
-            "source": f"tests/data/honest_similarity ({len(honest.authors())} authors) on the current exercises/"}
+            "source": f"{shown(HONEST[0])} ({len(honest.authors(HONEST[0]))} authors) on the current exercises/"}
 
 
 def disguised(measured):
@@ -98,7 +130,7 @@ def summary(measured):
                          f"disguised copy of the reference: {of_reference:.4f}")
         else:
             lines.append(f"  reference: {entry['reference']} (not compared)")
-    return "\n".join(lines)
+    return "\n".join(line for line in lines if line)  # no framework: no line of its own
 
 
 def failures(measured):
@@ -113,9 +145,16 @@ def failures(measured):
 
 
 def main(argv):
+    args = arguments(argv)
+    if args.honest:
+        HONEST[0] = args.honest.resolve()
+    if not honest.authors(HONEST[0]):
+        print(f"no honest set in {HONEST[0]}: write one author's solutions per file there, or name a folder "
+              "with --honest", file=sys.stderr)
+        return 2
     measured = measure()
     text = json.dumps(measured, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    if "--check" in argv:
+    if args.check:
         current = similarity.CALIBRATION.read_text(encoding="utf-8") if similarity.CALIBRATION.exists() else ""
         if current != text:
             print(f"{similarity.CALIBRATION.name} is stale: run python tools/calibrate_similarity.py")

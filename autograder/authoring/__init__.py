@@ -8,7 +8,10 @@ checks that the assignments import nothing else of the engine).
   ``render``, ``text``, ``LANGUAGES``, ``resolve_language``, ``set_language``,
   ``help_language``;
 - the judge's helpers for the suites: ``expect`` and its kin, ``equals``,
-  ``hint_only_if``, ``Mistake``, ``StudentCodeFailed``, ``value_of``, ``raised_*``,
+  ``hint_only_if``, ``builds_on`` (this test builds on an earlier TODO: blame it when its
+  code is wrong on the same inputs), ``Mistake``, ``StudentCodeFailed``, ``value_of``, ``raised_*``
+  (``value_of`` and ``raised_type`` read a stub's NotImplementedError as "TODO n is not written
+  yet", never as an answer),
   ``numbers_message``, ``known_ratio``; ``reference_cache`` (a reference run kept as plain data),
   ``todo_graph``, ``call_errors`` (what a failed call says), ``TestResult``;
 - the shape of a box's answer, declared beside each run of the worker side
@@ -43,8 +46,8 @@ LAZY = {
     "autograder.sandbox.client": ("StudentError",),
     "autograder.judging": ("call_errors", "reference_cache", "todo_graph"),
     "autograder.judging.judge": (
-        "Mistake", "StudentCodeFailed", "describe_raised", "dtype_tolerance", "equals", "expect", "expect_close",
-        "expect_float_close", "expect_relative_error", "expect_same_tensors", "expect_tensor",
+        "Mistake", "StudentCodeFailed", "builds_on", "describe_raised", "dtype_tolerance", "equals", "expect",
+        "expect_close", "expect_float_close", "expect_relative_error", "expect_same_tensors", "expect_tensor",
         "expect_updates_close", "hint_only_if", "known_ratio", "numbers_message", "raised_instead", "raised_is",
         "raised_type", "value_of"),
     "autograder.judging.results": ("TestResult",),

@@ -66,6 +66,9 @@ class Row:
         self.max_score = number(self.data.get("max_score"))
         extra = _dict(self.data.get("extra_data"))
         self.flags = text_list(extra.get("flags"))
+        # tests the grader's own code failed to check (not graded): "type at where" each
+        self.grader_faults = [f"{fault.get('type', '?')} at {fault.get('where') or '?'}" for fault in
+                              (_dict(_dict(test.get("extra_data")).get("grader_fault")) for test in self.tests) if fault]
         self.lang = extra.get("lang") if isinstance(extra.get("lang"), str) else "en"
         self.seed = extra.get("seed", entry.get("seed"))
         self.isolation = _dict(extra.get("isolation"))

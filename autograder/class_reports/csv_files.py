@@ -96,7 +96,8 @@ def render_csv(rows, columns):
                 ["yes" if row.on_roster else "no"]
         if row.absent:   # no folder, no score: the roster's identifier says who
             cells[:4] = ["", csv_cell(row.status), "", ""]
-        cells += [csv_cell(row.seed if row.seed is not None else ""), csv_cell("; ".join(row.flags)),
+        flags = row.flags + [f"the grader failed (not graded): {fault}" for fault in row.grader_faults]
+        cells += [csv_cell(row.seed if row.seed is not None else ""), csv_cell("; ".join(flags)),
                   csv_cell(row.reason)]
         writer.writerow(cells)
     return out.getvalue()

@@ -108,6 +108,12 @@ def row_flags(row, partners=()):
         flags.append(Flag(INFO, _("no work since the template"),
                           _("The modules are the template's stubs: nothing to grade, left out of every statistic and "
                             "chart. Check that the student pushed to the right repository."), ""))
+    faults = getattr(row, "grader_faults", [])
+    if faults:
+        flags.append(Flag(HIGH, _("the grader failed"),
+                          _("The grader's own code failed in {count} test(s) of this student: they are not graded "
+                            "(left out of the score and of its maximum). Fix the grader where it failed, then grade "
+                            "this student again.", count=len(faults)), "; ".join(dict.fromkeys(faults))[:600]))
     later = row.commit.get("later_commits")
     if isinstance(later, int) and not isinstance(later, bool) and later > 0:
         latest = row.commit.get("latest") if isinstance(row.commit.get("latest"), dict) else {}

@@ -139,10 +139,13 @@ def _flags(rows, lang):
     from autograder.class_reports.flags import detail_text, tamper_flag
 
     lines = ["## " + t("Integrity flags", lang), ""]
-    flagged = [(row.student, flag) for row in rows for flag in row.flags]
+    flagged = [(row.student, detail_text(tamper_flag(flag), lang)) for row in rows for flag in row.flags]
+    flagged += [(row.student, t("the grader failed in {count} test(s), not graded: {where}", lang,
+                                count=len(row.grader_faults), where="; ".join(dict.fromkeys(row.grader_faults))))
+                for row in rows if row.grader_faults]
     if flagged:
         lines += header(t("Student", lang), t("Flag", lang))
-        lines += [f"| {cell(student)} | {cell(detail_text(tamper_flag(flag), lang))} |" for student, flag in flagged]
+        lines += [f"| {cell(student)} | {cell(text)} |" for student, text in flagged]
     else:
         lines.append(t("None.", lang))
     return lines + [""]

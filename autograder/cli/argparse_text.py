@@ -19,7 +19,9 @@ import re
 import shutil
 import sys
 
-from autograder.i18n import _, catalog, command_line_in
+from autograder import active_assignment, locations
+from autograder.i18n import _, catalog, command_line_in, help_language
+from autograder.i18n import text as t
 
 IDS = (
     _("usage: "), _("positional arguments"), _("options"), _("show this help message and exit"),
@@ -30,12 +32,32 @@ IDS = (
     _("ambiguous option: %(option)s could match %(matches)s"), _("expected one argument"),
     _("expected at most one argument"), _("expected at least one argument"), _("expected %s argument"),
     _("expected %s arguments"), _("ignored explicit argument %r"),
-    _("unknown parser %(parser_name)r (choices: %(choices)s)"),
+    _("unknown parser %(parser_name)r (choices: %(choices)s)"), _("%(heading)s:"),
 )
+_HEADING = re.compile(r"^(\S[^\n]*[\u4e00-\u9fff]):$", re.MULTILINE)  # "位置参数:" before Python 3.13
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's layout, but a description or an option's help stays one line:
+    :func:`_write` breaks it by cells (argparse counts characters, so a Chinese line
+    came out twice as wide, and breaking it again left short lines behind)."""
+
+    def _fill_text(self, text, width, indent):
+        return indent + " ".join(text.split())
+
+    def _split_lines(self, text, width):
+        return [" ".join(text.split())]
 
 
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage, help and errors wrap at the terminal's width."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def format_help(self):
+        return _HEADING.sub(r"\1：", super().format_help())
 
     def print_usage(self, file=None):
         _write(self.format_usage(), file or sys.stdout)
@@ -50,11 +72,13 @@ class Parser(argparse.ArgumentParser):
 
 
 def _write(text, file):
-    from rich.cells import cell_len
+    try:
+        from rich.cells import cell_len
 
-    from autograder.reports import wrap
-
-    if not wrap.wrapping(file):
+        from autograder.reports import wrap
+    except ImportError:  # a laptop without the requirements: the help as argparse laid it out
+        wrap = cell_len = None
+    if wrap is None or not wrap.wrapping(file):
         try:
             file.write(text)
         except (AttributeError, OSError):
@@ -78,6 +102,12 @@ def _write(text, file):
         file.write("\n".join(lines))
     except (AttributeError, OSError):
         pass
+
+
+def description():
+    """What ``python -m autograder --help`` says first, in the help's language."""
+    return t("Grade the {title} exercises.", help_language(str(locations.REPO_ROOT)),
+             title=active_assignment.current().title)
 
 
 @contextlib.contextmanager
@@ -121,3 +151,8 @@ def language_asked(argv, root):
         elif word.startswith("--lang="):
             option = word.split("=", 1)[1]
     return resolve_language(option, root=root)
+
+
+def left_out(command, lang):
+    """What a student's repository answers to a staff command: the export left its module out."""
+    return t("{command} is a course staff command, not part of the student repository.", lang, command=command)

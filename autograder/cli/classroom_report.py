@@ -13,16 +13,21 @@ when ``$GITHUB_OUTPUT`` is not set.
 import os
 import sys
 
+from autograder.cli import common
+from autograder.i18n import text as t
 from autograder.reports import classroom, safe_text
 
 
 def add_parser(subparsers):
-    parser = subparsers.add_parser("classroom-report",
-                                   help="results.json -> Classroom result (GITHUB_OUTPUT) and job summary",
-                                   description=__doc__.splitlines()[0])
-    parser.add_argument("results", metavar="RESULTS.json", help="the results file a grade wrote")
+    lang = common.help_lang()
+    parser = subparsers.add_parser(
+        "classroom-report", help=t("results.json -> Classroom result (GITHUB_OUTPUT) and job summary", lang),
+        description=t("Turn the results.json of a finished grade into GitHub Classroom's result (one line "
+                      "appended to $GITHUB_OUTPUT) and the job summary (appended to $GITHUB_STEP_SUMMARY or "
+                      "--summary). The workflow's report step runs it.", lang))
+    parser.add_argument("results", metavar="RESULTS.json", help=t("the results file a grade wrote", lang))
     parser.add_argument("--summary", metavar="FILE", default=None,
-                        help="append the Markdown summary here (default: $GITHUB_STEP_SUMMARY)")
+                        help=t("append the Markdown summary here (default: $GITHUB_STEP_SUMMARY)", lang))
     parser.set_defaults(func=run)
     return parser
 
@@ -34,7 +39,10 @@ def run(args):
         # Our own fixed text (the reason quotes no file content), as an annotation.
         print(f"::error title=Autograding::{safe_text.terminal_line(error)}")
     if not written:
-        print("classroom-report: $GITHUB_OUTPUT is not set; no result was written", file=sys.stderr)
+        print("classroom-report: " + t("$GITHUB_OUTPUT is not set; no result was written", common.help_lang()),
+              file=sys.stderr)
         return 2
-    print("classroom-report: result appended to $GITHUB_OUTPUT" + (f", summary to {summary}" if summary else ""))
+    lang = common.help_lang()
+    print("classroom-report: " + (t("result appended to $GITHUB_OUTPUT, summary to {path}", lang, path=summary)
+                                  if summary else t("result appended to $GITHUB_OUTPUT", lang)))
     return 0

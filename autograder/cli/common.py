@@ -1,8 +1,8 @@
 """The options several commands share, and what they mean: the one module of the
 command line the others import (tests/repository/test_architecture.py allows it by name).
 """
-from autograder import active_assignment
-from autograder.i18n import LANGUAGES
+from autograder import active_assignment, locations
+from autograder.i18n import LANGUAGES, help_language
 from autograder.i18n import text as t
 
 
@@ -28,7 +28,8 @@ def add_grade_options(parser, lang):
                         help=t("grade even when AUTOGRADER_SANDBOX=spawn leaves student code unconfined on Linux "
                                "(the report says so)", lang))
     output = parser.add_mutually_exclusive_group()
-    output.add_argument("--quiet", action="store_true", help=t("print only the module totals and the total", lang))
+    output.add_argument("--quiet", action="store_true",
+                        help=t("print only the score table and each module's first thing to fix", lang))
     output.add_argument("--verbose", action="store_true", help=t("print every test with its feedback", lang))
 
 
@@ -43,29 +44,35 @@ def audience(args):
     return "staff" if getattr(args, "submission", None) or getattr(args, "classroom", False) else "student"
 
 
-def add_export_lang(parser):
-    """--lang of an export (export-gradescope, export-otter)."""
-    from autograder.exports import runtime
+def help_lang():
+    """The language of the help texts (:func:`autograder.i18n.help_language` for this repository)."""
+    return help_language(str(locations.REPO_ROOT))
 
+
+def add_export_lang(parser, course_language):
+    """--lang of an export (export-gradescope, export-otter); ``course_language`` is the default
+    (the caller's: this module is the student's side too, which has no exports)."""
     parser.add_argument("--lang", choices=LANGUAGES, default=None,
-                        help="language of the students' feedback (default: [tool.autograder] lang in this "
-                             f"repository's pyproject.toml, else the students' language, "
-                             f"{runtime.course_language()!r} here)")
+                        help=t("language of the students' feedback (default: [tool.autograder] lang in this "
+                               "repository's pyproject.toml, else the students' language, {course} here)",
+                               help_lang(), course=repr(course_language)))
 
 
 def add_report_lang(parser):
     """--report-lang of the class commands."""
     parser.add_argument("--report-lang", choices=LANGUAGES, default=None,
-                        help="language of the TA's class page report.html (default: English, or what run.json "
-                             "recorded)")
+                        help=t("language of the TA's class page report.html (default: English, or what run.json "
+                               "recorded)", help_lang()))
 
 
 def add_deadline_arguments(parser):
     """--deadline, --deadline-source, --pushes (grade-many and similarity)."""
+    lang = help_lang()
     parser.add_argument("--deadline", default=None, metavar="ISO",
-                        help="grade each repository's last commit at or before this time on its default "
-                             "branch, e.g. 2026-12-15T23:59+08:00 (a time zone is required)")
+                        help=t("grade each repository's last commit at or before this time on its default "
+                               "branch, e.g. 2026-12-15T23:59+08:00 (a time zone is required)", lang))
     parser.add_argument("--deadline-source", choices=("committed", "pushed"), default="committed",
-                        help="committed: the commit's committer time (default); pushed: push times from --pushes")
+                        help=t("committed: the commit's committer time (default); pushed: push times from "
+                               "--pushes", lang))
     parser.add_argument("--pushes", default=None, metavar="FILE",
-                        help="with --deadline-source pushed: JSON push record (docs/ta-guide.md)")
+                        help=t("with --deadline-source pushed: JSON push record (docs/ta-guide.md)", lang))

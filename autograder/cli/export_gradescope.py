@@ -6,19 +6,21 @@ import sys
 from autograder.cli import common
 from autograder.exports import runtime
 from autograder.exports.gradescope import build_zip
+from autograder.i18n import text as t
 
 
 def add_parser(subparsers):
+    lang = common.help_lang()
     parser = subparsers.add_parser(
-        "export-gradescope", help="build a Gradescope autograder zip (hidden tests included)",
-        description="Build a Gradescope autograder zip: setup.sh, run_autograder, requirements.txt and this "
-                    "grader with its hidden tests. Upload it as the assignment's autograder (base image: "
-                    "Ubuntu 22.04; docs/ta-guide.md).")
+        "export-gradescope", help=t("build a Gradescope autograder zip (hidden tests included)", lang),
+        description=t("Build a Gradescope autograder zip: setup.sh, run_autograder, requirements.txt and this "
+                      "grader with its hidden tests. Upload it as the assignment's autograder (base image: "
+                      "Ubuntu 22.04; docs/ta-guide.md).", lang))
     parser.add_argument("destination", metavar="DEST.zip")
     parser.add_argument("--seed", type=int, default=None,
-                        help="grade every submission with this seed (default: a new seed per run, "
-                             "recorded in results.json)")
-    common.add_export_lang(parser)
+                        help=t("grade every submission with this seed (default: a new seed per run, "
+                               "recorded in results.json)", lang))
+    common.add_export_lang(parser, runtime.course_language())
     parser.set_defaults(func=run_export)
     return parser
 

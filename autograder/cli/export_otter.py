@@ -6,21 +6,24 @@ import sys
 from autograder.cli import common
 from autograder.exports import runtime
 from autograder.exports.otter import DEFAULT_TIMEOUT_S, export, generate_zip
+from autograder.i18n import text as t
 
 
 def add_parser(subparsers):
+    lang = common.help_lang()
     parser = subparsers.add_parser(
-        "export-otter", help="export this assignment to otter-grader's format",
-        description="Write an otter-grader (7.x) assignment whose test files run this grader's "
-                    "visible and hidden tests (one source of tests).")
-    parser.add_argument("destination", metavar="DEST", help="folder to write")
+        "export-otter", help=t("export this assignment to otter-grader's format", lang),
+        description=t("Write an otter-grader (7.x) assignment whose test files run this grader's "
+                      "visible and hidden tests (one source of tests).", lang))
+    parser.add_argument("destination", metavar="DEST", help=t("folder to write", lang))
     parser.add_argument("--seed", type=int, default=None,
-                        help="grade every submission with this seed (default: a new one each time)")
+                        help=t("grade every submission with this seed (default: a new one each time)", lang))
     parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_S,
-                        help=f"wall-clock seconds for grading one submission (default {DEFAULT_TIMEOUT_S})")
+                        help=t("wall-clock seconds for grading one submission (default {seconds})", lang,
+                               seconds=DEFAULT_TIMEOUT_S))
     parser.add_argument("--otter-bin", default=None, metavar="PATH",
-                        help="also run `PATH generate` to build DEST/autograder.zip")
-    common.add_export_lang(parser)
+                        help=t("also run `PATH generate` to build DEST/autograder.zip", lang))
+    common.add_export_lang(parser, runtime.course_language())
     parser.set_defaults(func=run_export)
     return parser
 

@@ -6,27 +6,30 @@ import subprocess
 import sys
 import tempfile
 
+from autograder.cli import common
 from autograder.exports.template import (ExportError, _git_init, _prepare_destination, build_hidden_bundle,
                                          build_template)
+from autograder.i18n import text as t
 from autograder.intake import integrity
 
 
 def add_parser(subparsers):
+    lang = common.help_lang()
     parser = subparsers.add_parser(
-        "export-template", help="write the student repository (no solutions, no hidden tests)",
-        description="Write the repository a student receives: stubs, public tests, the grader "
-                    "without hidden tests, the assignment's own parts, the Classroom workflow and the manifest "
-                    "of protected files. See docs/classroom.md.")
+        "export-template", help=t("write the student repository (no solutions, no hidden tests)", lang),
+        description=t("Write the repository a student receives: stubs, public tests, the grader "
+                      "without hidden tests, the assignment's own parts, the Classroom workflow and the manifest "
+                      "of protected files. See docs/classroom.md.", lang))
     parser.add_argument("dest", type=pathlib.Path, metavar="DEST",
-                        help="folder to create (absent or empty); a file with --manifest-only")
+                        help=t("folder to create (absent or empty); a file with --manifest-only", lang))
     parser.add_argument("--force", action="store_true",
-                        help="replace DEST when it holds an earlier export")
+                        help=t("replace DEST when it holds an earlier export", lang))
     parser.add_argument("--git", action="store_true",
-                        help="make DEST a git repository with one commit on main")
+                        help=t("make DEST a git repository with one commit on main", lang))
     parser.add_argument("--hidden-bundle", type=pathlib.Path, metavar="DIR", default=None,
-                        help="also write the private tests repository (grader + hidden tests)")
+                        help=t("also write the private tests repository (grader + hidden tests)", lang))
     parser.add_argument("--manifest-only", action="store_true",
-                        help="write only the template's manifest, to the file DEST")
+                        help=t("write only the template's manifest, to the file DEST", lang))
     parser.set_defaults(func=run)
     return parser
 

@@ -12,7 +12,7 @@ from autograder.cli import common
 from autograder.i18n import help_language, resolve_language
 from autograder.i18n import text as t
 from autograder.judge_process import preflight
-from autograder.reports.safe_text import print_report, warn
+from autograder.reports.safe_text import warn
 
 
 def add_parser(subparsers):
@@ -36,9 +36,8 @@ def write_outputs(report, args):
 
     for problem in classroom.write_grade_files(report, args.results, args.classroom, args.summary):
         warn(problem)
-    print_report(terminal.render(report, mode=common.report_mode(args), lang=args.lang,
-                                 audience=common.audience(args))
-                 + "\n" + t("results written to {path}", args.lang, path=args.results))
+    terminal.show(report, mode=common.report_mode(args), lang=args.lang, audience=common.audience(args),
+                  after=[t("results written to {path}", args.lang, path=args.results)])
 
 
 def run(args):

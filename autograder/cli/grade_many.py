@@ -20,6 +20,7 @@ from autograder.batch import class_run
 from autograder.batch.grade_class import DEFAULT_TIMEOUT_S, UsageError, run_command
 from autograder.cli import common
 from autograder.i18n import LANGUAGES
+from autograder.i18n import text as t
 
 # grade in a judge process of its own (autograder/batch/clean_process.py); tests that
 # stand in for parts of the judge in this process switch it off
@@ -27,63 +28,64 @@ JUDGE_PROCESS = True
 
 
 def add_parser(subparsers):
+    lang = common.help_lang()
     many = subparsers.add_parser(
-        "grade-many", help="grade one folder per student and write a class report",
-        description="Grade every student folder in ROOT (a clone of each repository, as "
-                    "`gh classroom clone student-repos` lays them out, or just its exercises/). "
-                    "Writes DIR/scores.csv, DIR/<student>/results.json, DIR/report.md and charts.")
-    many.add_argument("root", metavar="ROOT", help="folder with one sub-folder per student")
+        "grade-many", help=t("grade one folder per student and write a class report", lang),
+        description=t("Grade every student folder in ROOT (a clone of each repository, as "
+                      "`gh classroom clone student-repos` lays them out, or just its exercises/). "
+                      "Writes DIR/scores.csv, DIR/<student>/results.json, DIR/report.md and charts.", lang))
+    many.add_argument("root", metavar="ROOT", help=t("folder with one sub-folder per student", lang))
     many.add_argument("--output-dir", "-o", required=True, metavar="DIR")
     many.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
-                      help="students graded at once (default: the number of CPUs)")
+                      help=t("students graded at once (default: the number of CPUs)", lang))
     many.add_argument("--seed", type=int, default=None,
-                      help="the run's seed, used for every student (default: random, or the seed "
-                           "recorded in DIR/run.json when re-grading with --only)")
+                      help=t("the run's seed, used for every student (default: random, or the seed "
+                             "recorded in DIR/run.json when re-grading with --only)", lang))
     many.add_argument("--shard", default=None, metavar="K/N",
-                      help="grade only the K-th of N deterministic slices of ROOT (1-based)")
+                      help=t("grade only the K-th of N deterministic slices of ROOT (1-based)", lang))
     many.add_argument("--only", action="append", default=None, metavar="STUDENT",
-                      help="re-grade only this student (repeatable); updates DIR's CSV and report")
+                      help=t("re-grade only this student (repeatable); updates DIR's CSV and report", lang))
     many.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                      help=f"wall-clock limit per student (default {DEFAULT_TIMEOUT_S:g})")
-    many.add_argument("--visible-only", action="store_true", help="run only the visible tests")
+                      help=t("wall-clock limit per student (default {seconds:g})", lang, seconds=DEFAULT_TIMEOUT_S))
+    many.add_argument("--visible-only", action="store_true", help=t("run only the visible tests", lang))
     many.add_argument("--isolation", choices=("fork", "subprocess"), default=None,
-                      help="fork a pre-imported worker per student (default on POSIX) or start a "
-                           "`grade` subprocess per student (default elsewhere)")
-    many.add_argument("--no-progress", action="store_true", help="no progress output")
+                      help=t("fork a pre-imported worker per student (default on POSIX) or start a "
+                             "`grade` subprocess per student (default elsewhere)", lang))
+    many.add_argument("--no-progress", action="store_true", help=t("no progress output", lang))
     many.add_argument("--allow-unconfined", action="store_true",
-                      help="grade even where student code cannot be fully confined on this machine "
-                           "(no Landlock, no namespaces); the report says so")
+                      help=t("grade even where student code cannot be fully confined on this machine "
+                             "(no Landlock, no namespaces); the report says so", lang))
     many.add_argument("--lang", choices=LANGUAGES, default=None,
-                      help="language of the students' feedback (default: $AUTOGRADER_LANG, else each graded "
-                           "repository's [tool.autograder] lang, else the course repository's, else English)")
+                      help=t("language of the students' feedback (default: $AUTOGRADER_LANG, else each graded "
+                             "repository's [tool.autograder] lang, else the course repository's, else English)", lang))
     common.add_report_lang(many)
     common.add_deadline_arguments(many)
     many.add_argument("--extensions", default=None, metavar="FILE.csv",
-                      help="with --deadline: per-student deadlines, a CSV file with the header student,deadline "
-                           "(one row per student folder, each deadline like --deadline)")
+                      help=t("with --deadline: per-student deadlines, a CSV file with the header student,deadline "
+                             "(one row per student folder, each deadline like --deadline)", lang))
     many.add_argument("--late-policy", default=None, metavar="KEY=VALUE,...",
-                      help="with --deadline: penalty_per_day=0.1,max_days=3 (default: [tool.autograder.late] in the "
-                           "course repository's pyproject.toml; 'none': no late policy this run)")
+                      help=t("with --deadline: penalty_per_day=0.1,max_days=3 (default: [tool.autograder.late] in "
+                             "the course repository's pyproject.toml; 'none': no late policy this run)", lang))
     many.add_argument("--also-latest", action="store_true",
-                      help="with --deadline: also grade the latest commit where it differs and record its "
-                           "score beside the graded one (never counted)")
+                      help=t("with --deadline: also grade the latest commit where it differs and record its "
+                             "score beside the graded one (never counted)", lang))
     many.add_argument("--roster", default=None, metavar="classroom_roster.csv",
-                      help="GitHub Classroom's roster export (identifier,github_username,github_id,name): students "
-                           "named in every output, gradebook.csv for an LMS, who has no repository")
+                      help=t("GitHub Classroom's roster export (identifier,github_username,github_id,name): "
+                             "students named in every output, gradebook.csv for an LMS, who has no repository", lang))
     many.add_argument("--history", nargs="?", const="every", choices=("every", "daily"), default=None,
-                      help="also grade each student's commits up to now (or the deadline): every commit, or the "
-                           "last of each day with 'daily'; a commit graded before is not graded again")
+                      help=t("also grade each student's commits up to now (or the deadline): every commit, or the "
+                             "last of each day with 'daily'; a commit graded before is not graded again", lang))
     many.add_argument("--compare", default=None, metavar="OLD_DIR",
-                      help="an earlier run's output folder: write changes.csv and say what the grader change did "
-                           "(graded with OLD_DIR's seed unless --seed is given)")
+                      help=t("an earlier run's output folder: write changes.csv and say what the grader change "
+                             "did (graded with OLD_DIR's seed unless --seed is given)", lang))
     many.add_argument("--no-similarity", action="store_true",
-                      help="skip the similarity check (run on whole classes only: not with --shard or --only)")
+                      help=t("skip the similarity check (run on whole classes only: not with --shard or --only)", lang))
     many.set_defaults(func=run_grade_many)
 
     merge = subparsers.add_parser(
-        "merge-scores", help="join the output folders of grade-many shards into one report",
-        description="Join grade-many output folders (e.g. one per --shard K/N) into one "
-                    "DIR/scores.csv, DIR/report.md and charts.")
+        "merge-scores", help=t("join the output folders of grade-many shards into one report", lang),
+        description=t("Join grade-many output folders (e.g. one per --shard K/N) into one "
+                      "DIR/scores.csv, DIR/report.md and charts.", lang))
     merge.add_argument("inputs", nargs="+", metavar="SHARD_DIR")
     merge.add_argument("--output-dir", "-o", required=True, metavar="DIR")
     common.add_report_lang(merge)

@@ -14,20 +14,24 @@ import tempfile
 
 from autograder import active_assignment
 from autograder.cli import common
+from autograder.i18n import text as t
 from autograder.similarity import display
 
 
 def add_parser(subparsers):
+    lang = common.help_lang()
     parser = subparsers.add_parser(
-        "similarity", help="pairwise similarity of the student modules (copydetect), per module",
-        description=f"Compare {', '.join(active_assignment.current().files())} across the student "
-                    "folders of CLASS_DIR (template code and what honest solutions write alike excluded), each "
-                    "with the reference solution, and a module with a framework's own file where the assignment "
-                    "names one. Writes DIR/similarity/ (similarity.json, index.html, side-by-side pages).")
-    parser.add_argument("root", metavar="CLASS_DIR", help="folder with one sub-folder per student")
+        "similarity", help=t("pairwise similarity of the student modules (copydetect), per module", lang),
+        description=t("Compare {files} across the student folders of CLASS_DIR (template code and what honest "
+                      "solutions write alike excluded), each with the reference solution, and a module with a "
+                      "framework's own file where the assignment names one. Writes DIR/similarity/ "
+                      "(similarity.json, index.html, side-by-side pages).", lang,
+                      files=", ".join(active_assignment.current().files())))
+    parser.add_argument("root", metavar="CLASS_DIR", help=t("folder with one sub-folder per student", lang))
     parser.add_argument("--output-dir", "-o", required=True, metavar="DIR")
     parser.add_argument("--top", type=int, default=10, metavar="N",
-                        help="closest other pairs kept per module besides the flagged groups (default 10)")
+                        help=t("closest other pairs kept per module besides the flagged groups (default 10)",
+                               lang))
     common.add_report_lang(parser)
     common.add_deadline_arguments(parser)
     parser.set_defaults(func=run, only=None, also_latest=False)

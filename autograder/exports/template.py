@@ -4,7 +4,8 @@
                                          [--hidden-bundle DIR] [--manifest-only]
 
 DEST becomes a working repository of its own: the exercise stubs and public
-tests, the grader without its hidden tests, the assignment's own parts (e.g.
+tests, the grader without its hidden tests and without the staff's side of the
+engine (:mod:`autograder.staff_side`), the assignment's own parts (e.g.
 a lab), a student README, a ``pyproject.toml`` whose bare ``pytest`` runs the public tests and
 whose ``[tool.autograder] lang`` makes the feedback Chinese (``--lang en`` or
 ``AUTOGRADER_LANG=en`` switch one run to English), the Classroom workflow and
@@ -14,7 +15,7 @@ hidden tests or their strings in the message catalogs, this repository's own ``t
 or benchmark results.
 
 ``--hidden-bundle DIR`` also writes the content of the course's *private* tests
-repository (mode (a) in docs/classroom.md): the complete grader with its hidden
+repository (mode (a) in docs/classroom.md): the template's grader with its hidden
 tests, the requirements, the trusted manifest and a ``pyproject.toml`` holding
 only the feedback language (the workflow grades from that folder, so the
 language must be set there too).
@@ -28,7 +29,7 @@ import re
 import shutil
 import subprocess
 
-from autograder import active_assignment, locations
+from autograder import active_assignment, locations, staff_side
 from autograder.i18n import catalog_tools
 from autograder.intake import integrity
 
@@ -54,10 +55,11 @@ ASSIGNMENT_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".p
 # Markers only this repository's own tests use: a student's pytest never sees them.
 DEVELOPMENT_MARKERS = ("hostile", "slow")
 STUDENT_REQUIREMENTS_HEADER = (
-    "# 练习和评分器需要的包。先安装 CPU 版 torch（见 README.md 第 1 节）：在 Linux 上直接\n"
-    "# `pip install torch` 会下载数 GB 的 CUDA 版本。\n"
+    "# 练习和评分器需要的包。先安装 CPU 版 torch（见 README.md 第 1 节）：在 Linux\n"
+    "# 上直接 `pip install torch` 会下载数 GB 的 CUDA 版本。\n"
     "# What the exercises and the grader need. Install the CPU build of torch first\n"
-    "# (README.md, section 1): a plain `pip install torch` on Linux downloads a multi-GB CUDA build.\n")
+    "# (README.md, section 1): a plain `pip install torch` on Linux downloads a\n"
+    "# multi-GB CUDA build.\n")
 
 STUDENT_GITIGNORE = """\
 __pycache__/
@@ -93,7 +95,8 @@ def student_pyproject(text):
             # drop the comment block that explains the development layout
             while out and out[-1].lstrip().startswith("#"):
                 out.pop()
-            out.append("# 直接运行 `pytest` 即运行练习的公开测试。A bare `pytest` runs the public tests of the exercises.")
+            out.append("# 直接运行 `pytest` 即运行练习的公开测试。")
+            out.append("# A bare `pytest` runs the public tests of the exercises.")
             out.append('testpaths = ["exercises/tests"]')
             replaced = True
         else:
@@ -203,7 +206,7 @@ def build_template(dest):
 
 
 def build_hidden_bundle(bundle, template_manifest):
-    """The private tests repository (mode a): a complete, trusted grader."""
+    """The private tests repository (mode a): a trusted grader, the student's side with the hidden tests."""
     bundle = pathlib.Path(bundle)
     assignment = active_assignment.current()
     hidden = sorted(assignment.hidden_dir.glob("test_hidden_*.py"))
@@ -234,14 +237,19 @@ def _copy_grader_files(assignment, dest):
 
 
 def _engine_ignore(assignment):
-    """The engine's copy: caches and results never, the default assignment's folder
-    left out (it is copied on its own, or another assignment takes its place)."""
+    """The engine's copy: its student's side only (:mod:`autograder.staff_side`), caches and
+    results never, the default assignment's folder left out (it is copied on its own, or another
+    assignment takes its place)."""
     default = ROOT / DEFAULT_ASSIGNMENT
 
     def ignore(folder, names):
         skipped = set(ENGINE_IGNORED(folder, names))
-        if pathlib.Path(folder).resolve() == default.parent.resolve():
+        here = pathlib.Path(folder).resolve()
+        if here == default.parent.resolve():
             skipped.add(default.name)
+        relative = here.relative_to(ROOT.resolve()).as_posix()
+        skipped.update(name for name in names if staff_side.is_staff(
+            f"{relative}/{name}/" if (here / name).is_dir() else f"{relative}/{name}"))
         return skipped
     return ignore
 

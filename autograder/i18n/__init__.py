@@ -46,6 +46,8 @@ class Message:
         lang = lang or language()
         template = catalog(lang).get(self.msgid) or self.msgid
         params = {key: render(value, lang) for key, value in self.params.items()}
+        if lang != DEFAULT_LANGUAGE:
+            template = _close_joints(template, params)
         try:
             return template.format(**params)
         except (KeyError, IndexError, ValueError, TypeError):  # a broken translation, or a value unlike its spec's
@@ -68,6 +70,28 @@ class Message:
 
     def __hash__(self):
         return hash(self.msgid)
+
+
+_CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef“”"
+_SPACE_BEFORE = re.compile(rf"(?<=[{_CJK}]) \{{(\w+)\}}")
+_SPACE_AFTER = re.compile(rf"\{{(\w+)\}} (?=[{_CJK}])")
+
+
+def _close_joints(template, params):
+    """``template`` without the space it puts between Chinese text and a value that
+    starts (or ends) in Chinese: "恰好等于 {factor}" keeps its space before "1/scale"
+    but not before "裁剪系数" (Chinese puts no space between two Chinese words)."""
+    def joined(side):
+        def fix(match):
+            value = params.get(match.group(1))
+            if isinstance(value, str) and value and re.match(f"[{_CJK}]", value[side]):
+                return "{" + match.group(1) + "}"
+            return match.group(0)
+        return fix
+
+    if " {" not in template and "} " not in template:
+        return template
+    return _SPACE_AFTER.sub(joined(-1), _SPACE_BEFORE.sub(joined(0), template))
 
 
 class _Lenient(string.Formatter):

@@ -28,9 +28,22 @@ PACKAGE_DIR = REPO_ROOT / "autograder"
 
 
 def grader_folders():
-    """Folders a box must never read: the grader, its hidden tests, the solutions."""
-    return [str(path) for path in (PACKAGE_DIR, REPO_ROOT / "solutions", REPO_ROOT / "tests")
-            if path.is_dir()]
+    """Folders a box must never read: the grader, its hidden tests, the solutions, and the active
+    chapter with its reference wherever they are (a course's chapters/, a folder of their own);
+    none inside another."""
+    chapter = active_assignment.current()
+    folders = []
+    for path in (PACKAGE_DIR, REPO_ROOT / "solutions", REPO_ROOT / "tests", chapter.folder, chapter.solutions_dir):
+        if path.is_dir() and not any(path == folder or folder in path.parents for folder in folders):
+            folders.append(path)
+    return [str(path) for path in folders]
+
+
+def forbidden_folders():
+    """Folders no path a box reads may contain: the repository, and the active chapter where it is
+    outside it (the judge imports it from its parent folder, which the box's interpreter then lists)."""
+    chapter = active_assignment.current().folder
+    return [str(REPO_ROOT)] + ([str(chapter)] if REPO_ROOT not in chapter.parents else [])
 
 
 def _chown(path, uid, gid):
@@ -98,7 +111,7 @@ def _take_module(module, source, folder_problem, area, uid, gid):
     copy.mkdir(mode=0o755)
     scratch.mkdir(mode=0o700)
     spec = {"submission": str(copy), "scratch": str(scratch), "log": str(area / f"{module}.log"),
-            "uid": uid, "gid": gid, "hide": grader_folders(), "forbidden": [str(REPO_ROOT)],
+            "uid": uid, "gid": gid, "hide": grader_folders(), "forbidden": forbidden_folders(),
             "present": False, "problem": folder_problem}
     if source is not None and folder_problem is None:
         try:

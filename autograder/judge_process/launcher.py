@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from autograder import locations
+from autograder import active_assignment, locations
 from autograder.judge_process import interrupts
 from autograder.judging import grading_area
 
@@ -79,6 +79,8 @@ def judge_environment(keep=()):
 
     env = forking_environment()  # B forks the zygote, and the zygote every box
     env.update({key: value for key, value in os.environ.items() if key.startswith("AUTOGRADER_") or key in keep})
+    if active_assignment.ENV_VAR in env:  # a chapter's folder, named from A's working directory: B's is the root
+        env[active_assignment.ENV_VAR] = active_assignment.absolute(env[active_assignment.ENV_VAR])
     return env
 
 

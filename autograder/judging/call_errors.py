@@ -1,6 +1,6 @@
 """What went wrong in a call of a student's module, in the words the student reads: the
 sandbox reports a :class:`~autograder.sandbox.client.StudentError` (missing, import, exception,
-timeout, output, crash, protocol, budget, sandbox) as data; the sentence for each is here."""
+timeout, output, crash, protocol, budget, sandbox, grader) as data; the sentence for each is here."""
 import re
 
 from autograder import active_assignment
@@ -44,12 +44,28 @@ def describe(error, module_file):
                  "out of memory or crash the interpreter?", status=error.message)
     if error.kind == "budget":
         return _("{file} used up its total time budget; later calls were not run.", file=module_file)
+    if error.kind == "grader":
+        return grader_fault(error)
     if error.kind == "sandbox":
         return _("The grader could not start a sandbox for {file} ({problem}). This is not your mistake: "
                  "tell the course staff.", file=module_file, problem=error.message)
     return _("Your code's answer could not be read ({problem}). The process running your code sent "
              "something that is not a valid answer: did it write to the grader's socket or print binary "
              "data there?", problem=error.message)
+
+
+def grader_fault(error):
+    """What a student reads where the grader's own code failed (``error``: a StudentError of kind
+    grader): the exception's type and where in our code, never its message (a hidden test's
+    may hold the values it compares; the staff find it in results.json)."""
+    if error.where:
+        return _("The grader could not check this: its own code raised {error} ({where}). This is not your "
+                 "mistake, and this test is not counted, neither in your score nor in its maximum: tell the "
+                 "course staff. Grading again after they fix it counts it.", error=error.type or "?",
+                 where=error.where)
+    return _("The grader could not check this: its own code raised {error}. This is not your mistake, and this "
+             "test is not counted, neither in your score nor in its maximum: tell the course staff. Grading "
+             "again after they fix it counts it.", error=error.type or "?")
 
 
 def imported_exercise(error):

@@ -158,6 +158,10 @@ def _order(results):
                                              test.visibility != "visible"))
 
 
+def _points_text(points):
+    return f"{points:g}"
+
+
 def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None, flags=None,
                      boxes=None, uid=None, lang="en", modules=None, display_dir=None):
     """Grade ``submission_dir`` and return a complete :class:`GradeReport`.
@@ -210,6 +214,12 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
         optional_tests, optional_info = hooks.optional_credit(submission_dir, lang=lang)
     results = _order(results + optional_tests)
     diagnosis = feedback.finish(results, lang, shown_dir if display_dir else "exercises", sources)
+    faults = [test for test in results if test.fault]
+    if faults:  # not graded (judging/plugin.py): said once for the whole grade, in every output
+        notes.append(t("The grader's own code failed in {count} test(s) worth {points} point(s): they are not "
+                       "graded, neither in this score nor in its maximum. This is not your mistake: tell the course "
+                       "staff; grading again after they fix it counts them.", lang, count=len(faults),
+                       points=_points_text(sum(test.fault["points"] for test in faults))))
     ran_hidden = include_hidden and hidden_tests_available()
     not_run = {} if ran_hidden else {module: assignment.hidden_points_of(module)
                                      for module in (modules or assignment.modules)

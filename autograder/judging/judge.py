@@ -47,6 +47,36 @@ def hint_only_if(condition):
         raise
 
 
+@contextlib.contextmanager
+def builds_on(todo, check):
+    """This test's checks use what TODO ``todo`` builds (say, a clip that calls the student's own
+    norm): when a check inside the block fails without naming a TODO of its own, ``check()`` asks
+    the student's code for TODO ``todo`` about the same inputs, and when it finds a mistake there
+    (raises :class:`Mistake`, or the call raised) the failure is blamed on TODO ``todo``, with
+    that mistake as its cause. Nested blocks ask the innermost first."""
+    try:
+        yield
+    except Mistake as mistake:
+        if mistake.todo is not None:
+            raise
+        try:
+            check()
+        except Mistake as cause:
+            evidence = cause.message
+        except StudentCodeFailed as failed:
+            if todos.stub_todo(failed.error.type, failed.error.message):
+                raise failed from None  # that TODO is not written yet: the test says so
+            if failed.error.kind != "exception":
+                raise mistake from None  # a hang or a crash says nothing about TODO ``todo``'s result
+            evidence = call_errors.describe(failed.error, failed.module_file)
+        else:
+            raise
+        if str(evidence) == str(mistake.message):  # the same check, failing on the earlier TODO's result
+            raise Mistake(evidence, todo) from None
+        raise Mistake(_("{symptom}\n  The cause: {evidence}", symptom=mistake.message, evidence=evidence),
+                      todo) from None
+
+
 class StudentCodeFailed(Exception):
     """The student's code raised, hung, crashed or could not be imported."""
 
@@ -85,10 +115,13 @@ def value_of(outcome: Outcome, module_file):
 
 
 def raised_type(outcome: Outcome, module_file):
-    """The exception class name when the call raised, None when it returned."""
+    """The exception class name when the call raised, None when it returned. A stub's
+    ``NotImplementedError("TODO n: ...")`` is no answer: it raises :class:`StudentCodeFailed`, as a
+    hang does, so that the test reads "TODO n is not written yet" and the diagnosis names the
+    first TODO not written rather than this test's, as if a written TODO raised the wrong exception."""
     if outcome.ok:
         return None
-    if outcome.error.kind != "exception":
+    if outcome.error.kind != "exception" or todos.stub_todo(outcome.error.type, outcome.error.message):
         raise StudentCodeFailed(outcome.error, module_file)
     return outcome.error.type
 

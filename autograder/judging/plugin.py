@@ -4,6 +4,12 @@ It provides the fixtures the suites use (one sandbox per student module, a
 per-test seed) and, for every test, records a :class:`~autograder.judging.results.TestResult`
 with points, visibility, the module tag and feedback built from the test's
 hint and the failure -- never from a hidden test's source or its expected values.
+
+A test during which the grader's own code failed is not graded (:meth:`GradingPlugin._grader_fault`):
+an exception of the judge's that is no verdict (not a failed check, not the student's code
+failing), or a failure the sandbox found to be ours (``Sandbox.faults``). It is worth nothing
+either way (score and maximum 0), says so in the student's words, and keeps what it was worth
+and where our code failed (``TestResult.fault``) for the staff.
 """
 import json
 import os
@@ -14,13 +20,13 @@ import zlib
 
 import pytest
 
-from autograder import active_assignment
-from autograder.judging import feedback
+from autograder import active_assignment, locations
+from autograder.judging import call_errors, feedback
 from autograder.i18n import _, render
 from autograder.judging.judge import Mistake, StudentCodeFailed
 from autograder.judging.results import TestResult
-from autograder.sandbox import call_clock
-from autograder.sandbox.client import Sandbox
+from autograder.sandbox import assignment_side, call_clock
+from autograder.sandbox.client import Sandbox, StudentError
 from autograder.intake.submission import source_of
 
 
@@ -72,6 +78,7 @@ class GradingPlugin:
         self._current = None  # the test being run (its fixtures read it)
         self._started = {}
         self._raised = {}  # nodeid -> what the test raised (see pytest_pyfunc_call)
+        self._faults_before = {}  # module -> how many grader faults its sandbox had when the test began
         self._sources = {}  # module -> the submission's source text, read once per grade
 
     def selected(self, items):
@@ -128,6 +135,7 @@ class GradingPlugin:
         call_clock.check_cancelled()
         self._current = item
         self._started[item.nodeid] = time.monotonic()
+        self._faults_before = {module: len(sandbox.faults) for module, sandbox in self._sandboxes.items()}
         if _progress["fd"] is not None:
             module, _visible, _points, _todo, _hint, title = self._described(item)
             line = json.dumps([module, render(title)], ensure_ascii=False) + "\n"
@@ -197,9 +205,29 @@ class GradingPlugin:
             test_id=item.nodeid.split("::")[-1], todo=todo, blamed=0 if passed else todo,
             hint=hint,
             duration=round(time.monotonic() - self._started.get(item.nodeid, time.monotonic()), 3))
-        if not passed:
+        fault = self._grader_fault(error, visible)
+        if fault is not None:
+            _not_graded(result, fault, module)
+        elif not passed:
             self._failure(result, error, visible)
         self.results.append(result)
+
+    def _grader_fault(self, error, visible):
+        """The grader's own failure during this test (a StudentError of kind grader), or None:
+        a failure the sandbox found to be ours in any call the test made, else what the test
+        raised when it is no verdict -- not a failed check, not the student's code failing, not
+        the test's time running out. The judge's process runs no student code, so what it raises
+        is ours (a comparison a value cannot answer is a failed check: judge.expect, judge.equals)."""
+        if isinstance(error, StudentCodeFailed) and error.error.kind == "grader":
+            return error.error
+        for module, sandbox in self._sandboxes.items():
+            if len(sandbox.faults) > self._faults_before.get(module, 0):
+                return sandbox.faults[self._faults_before.get(module, 0)]
+        verdict = isinstance(error, (StudentCodeFailed, Mistake)) or (visible and isinstance(error, AssertionError))
+        if error is None or verdict or (type(error).__name__ == "Failed" and "Timeout" in str(error)):
+            return None
+        return StudentError("grader", type(error).__name__, str(error)[:300],
+                            where=locations.grader_frame(error, assignment_side.grader_roots()))
 
     @staticmethod
     def _failure(result, error, visible):
@@ -221,11 +249,15 @@ class GradingPlugin:
             result.detail = _("The test ran out of time.")
         elif visible and isinstance(error, AssertionError):
             result.detail = str(error)
-        else:
-            # A bug on our side or an input the checks did not expect: say so,
-            # without the test's code or values.
-            result.detail = _("The grader could not check this result ({kind}). If your code looks right, "
-                              "tell the course staff the seed of this run.", kind=type(error).__name__)
+
+
+def _not_graded(result, fault, module):
+    """``result`` as a test the grader failed to check: worth nothing, the student told so, what
+    it was worth and where our code failed kept for the staff."""
+    result.fault = {"type": fault.type, "where": fault.where, "message": fault.message, "points": result.max_score}
+    result.score = result.max_score = 0.0
+    result.passed, result.blamed, result.hint, result.error = False, 0, None, None
+    result.detail = call_errors.describe(fault, f"{module}.py")
 
 
 def _points(value):

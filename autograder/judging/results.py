@@ -13,6 +13,8 @@ STATUSES = (OK, CRASHED, TIMED_OUT, NO_SUBMISSION, NO_COMMIT)   # of a grade (a 
 NO_WORK = "no work since the template"
 NO_WORK_REASON = "the modules are the template's stubs"
 CLASS_STATUSES = (OK, NO_WORK) + STATUSES[1:]   # run.json, scores.csv and the class report, in this order
+# A test's tag, and its extra_data key, where the grader's own code failed and it was not graded.
+GRADER_FAULT = "grader_fault"
 
 
 @dataclass
@@ -33,11 +35,28 @@ class TestResult:
     hint: object = field(default=None, repr=False, compare=False)
     detail: object = field(default=None, repr=False, compare=False)
     error: object = field(default=None, repr=False, compare=False)   # sandbox StudentError
+    # Not graded: the grader's own code failed during the test (autograder.judging.plugin).
+    # {"type", "where", "message", "points"}: what it raised, where in our code, what the
+    # test was worth; score and max_score are then 0, so no total counts it either way.
+    fault: dict = None
 
     def to_gradescope(self):
-        return {"name": self.name, "score": _number(self.score), "max_score": _number(self.max_score),
-                "status": "passed" if self.passed else "failed", "output": self.output,
-                "visibility": self.visibility, "tags": [self.module], "test_id": self.test_id}
+        entry = {"name": self.name, "score": _number(self.score), "max_score": _number(self.max_score),
+                 "status": "passed" if self.passed else "failed", "output": self.output,
+                 "visibility": self.visibility, "tags": [self.module], "test_id": self.test_id}
+        if self.fault:
+            entry["tags"].append(GRADER_FAULT)
+            entry["extra_data"] = {GRADER_FAULT: dict(self.fault, points=_number(self.fault.get("points", 0)))}
+        return entry
+
+
+def _fault(item):
+    """A test's ``extra_data.grader_fault`` read back (None: graded)."""
+    fault = (item.get("extra_data") or {}).get(GRADER_FAULT) if isinstance(item.get("extra_data"), dict) else None
+    if not isinstance(fault, dict):
+        return None
+    return {"type": str(fault.get("type", ""))[:100], "where": str(fault.get("where", ""))[:300],
+            "message": str(fault.get("message", ""))[:300], "points": _float(fault.get("points"))}
 
 
 def _number(value):
@@ -127,6 +146,17 @@ class GradeReport:
         order = [m for m in (*assignment.modules, assignment.optional_module) if m in table]
         return {module: table[module] for module in order + sorted(set(table) - set(order))}
 
+    def grader_faults(self):
+        """The tests the grader failed to check (not graded), in order."""
+        return [test for test in self.tests if test.fault]
+
+    def not_graded(self):
+        """module -> the points of its tests the grader failed to check."""
+        table = {}
+        for test in self.grader_faults():
+            table[test.module] = table.get(test.module, 0.0) + _float(test.fault.get("points"))
+        return table
+
     def count(self, visibility):
         chosen = [test for test in self.tests if test.visibility == visibility]
         return sum(test.passed for test in chosen), len(chosen)
@@ -153,7 +183,8 @@ class GradeReport:
                            "isolation": self.isolation, "lab": self.lab, "notes": self.notes,
                            "diagnosis": self.diagnosis, "lang": self.lang,
                            "hidden_not_run": {m: _number(x) for m, x in self.hidden_not_run.items()},
-                           "printed": self.printed},
+                           "printed": self.printed, "grader_faults": len(self.grader_faults()),
+                           "not_graded": {m: _number(x) for m, x in self.not_graded().items()}},
         }
 
     @classmethod
@@ -161,7 +192,8 @@ class GradeReport:
         tests = [TestResult(name=str(item.get("name", "?")), module=str((item.get("tags") or ["?"])[0]),
                             max_score=_float(item.get("max_score")), score=_float(item.get("score")),
                             passed=item.get("status") == "passed", output=str(item.get("output", "")),
-                            visibility=item.get("visibility", "hidden"), test_id=str(item.get("test_id", "")))
+                            visibility=item.get("visibility", "hidden"), test_id=str(item.get("test_id", "")),
+                            fault=_fault(item))
                  for item in data.get("tests", []) if isinstance(item, dict)]
         extra = data.get("extra_data", {})
         return cls(tests=tests, seed=extra.get("seed", 0), submission=extra.get("submission", ""),

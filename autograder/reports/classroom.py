@@ -6,7 +6,8 @@ numeric ``max_score`` and a non-empty ``tests`` list of ``{name, status, score,
 line_no}``; it sums ``score`` for the points it sends to Classroom and prints
 ``test_code`` for every test, so we never send any. It prints test names (and
 the message of ``error`` tests) to its log, where the runner reads workflow
-commands: both are neutralised.
+commands: both are neutralised. A test the grader failed to check (tagged
+``grader_fault``, worth 0 of 0) is an ``error`` test, so its message is printed.
 
 The payload is always built from a results.json dict (:func:`payload_from_results`),
 so it carries the same tests, scores and totals as the file: ``grade --classroom``
@@ -22,6 +23,7 @@ import base64
 import json
 import os
 
+from autograder.judging.results import GRADER_FAULT
 from autograder.reports import github_files, results_file, safe_text, summary_md
 
 MAX_SCORE_ENV = "AUTOGRADE_MAX_SCORE"
@@ -40,16 +42,19 @@ def payload_from_results(data, message_limit=600):
     tests = []
     for test in data.get("tests", []):
         message = safe_text.terminal_line(test.get("output", ""), limit=message_limit) if message_limit else ""
-        tests.append({"name": safe_text.terminal_line(test.get("name", "?"), limit=120),
-                      "status": "pass" if test.get("status") == "passed" else "fail",
+        status = "pass" if test.get("status") == "passed" else "fail"
+        if GRADER_FAULT in (test.get("tags") or []):  # not graded: the reporter prints its message as an error
+            status = "error"
+        tests.append({"name": safe_text.terminal_line(test.get("name", "?"), limit=120), "status": status,
                       "score": _score(test["score"]), "max_score": _score(test["max_score"]),
                       "line_no": 0, "message": message})
     if not tests:  # the reporter crashes on an empty list
         tests = [{"name": "grading", "status": "error", "score": 0, "max_score": 0, "line_no": 0,
                   "message": "No test could be run; see the job log."}]
     max_score = _score(data.get("max_score", 0)) or 1
-    return {"version": 1, "status": "pass" if all(test["status"] == "pass" for test in tests) else "fail",
-            "max_score": max_score, "tests": tests}
+    statuses = {test["status"] for test in tests}
+    status = "fail" if "fail" in statuses else "error" if "error" in statuses else "pass"
+    return {"version": 1, "status": status, "max_score": max_score, "tests": tests}
 
 
 def error_payload(message, max_score=1):

@@ -14,7 +14,10 @@ KNOWN_KEYS = ("fs", "network", "signals", "process_namespace", "uid", "scratch")
 # What each known fact is about, for a reader of another language than the
 # sandbox's (its values are the sandbox's own English, kept for staff).
 LABELS = {"fs": _("file system"), "network": _("network"), "signals": _("signals"),
-          "process_namespace": _("process namespace"), "uid": _("user id"), "scratch": _("scratch folder")}
+          "process_namespace": _("process namespace"), "uid": _("user id"), "scratch": _("scratch folder"),
+          "clean_process": _("a clean process"), "root": _("root file system"), "syscalls": _("system calls"),
+          "memory": _("memory"), "cpu": _("CPU time"), "platform": _("operating system"),
+          "sealed": _("code seal"), "job": _("process group")}
 # The sandbox's layer names (isolation_report.LAYERS), for a reader of another language.
 LAYER_LABELS = {"minimal root": _("minimal root"), "syscall filter": _("syscall filter"),
                 "network namespace": _("network namespace"), "process namespace": _("process namespace")}
@@ -82,8 +85,9 @@ def facts(isolation):
 
 
 def aspects(isolation, lang):
-    """The facts' subjects in ``lang`` (known keys translated, others as they are)."""
-    return [LABELS[key].render(lang) if key in LABELS else key for key, _value in facts(isolation)]
+    """The facts' subjects in ``lang``: (subject, True) for a known key, translated,
+    (key, False) for any other, as it is."""
+    return [(LABELS[key].render(lang), True) if key in LABELS else (key, False) for key, _value in facts(isolation)]
 
 
 def one_line(isolation):

@@ -158,11 +158,14 @@ def csv_cell(text):
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def print_report(text, stream=None, environ=None):
+def print_report(text, stream=None, environ=None, coloured=None):
     """Print a rendered report; inside GitHub Actions, fenced by a fresh
-    ``::stop-commands::`` token so that no line of it can act as a workflow command."""
+    ``::stop-commands::`` token so that no line of it can act as a workflow command.
+    ``coloured``: the same report with our own colour codes added, printed instead
+    where ``text`` is safe as it is (its pieces were escaped as they were built)."""
     stream = stream or sys.stdout
-    text = terminal_block(text)
+    safe = terminal_block(text)
+    text = coloured if coloured is not None and safe == text else safe
     if (environ if environ is not None else os.environ).get("GITHUB_ACTIONS") == "true":
         text = fence_for_actions(text)
     stream.write(text + "\n")  # one write: the fence is never left open between two

@@ -25,7 +25,8 @@ def isolation_lines(isolation, lang="en"):
     lacking = ([safe_text.markdown_text(isolation_view.confined_line(isolation, lang)), ""]
                if isolation_view.missing_layers(isolation) else [])
     if lang != "en":  # the facts are the sandbox's English: name what they are about, point to them
-        listed = "、".join(safe_text.markdown_text(aspect) for aspect in isolation_view.aspects(isolation, lang))
+        listed = "、".join(safe_text.markdown_text(label) if known else safe_text.markdown_code(label)
+                          for label, known in isolation_view.aspects(isolation, lang))
         return lacking + [t("Isolation: your code ran in the sandbox (recorded: {aspects}; details in results.json, "
                             "extra_data.isolation).", lang, aspects=listed), ""]
     return lacking + [t("Isolation", lang) + ": " + "; ".join(f"{safe_text.markdown_text(key)}: "
@@ -73,7 +74,8 @@ def render(report):
     lines += ["", "| " + " | ".join(headers) + " |", "| --- | --- | ---: |"]
     for test in report.tests:
         if test.visibility == "visible":
-            mark = "✅ " + t("pass", lang) if test.passed else "❌ " + t("fail", lang)
+            mark = "✅ " + t("pass", lang) if test.passed else \
+                "⚠️ " + t("not graded", lang) if test.fault else "❌ " + t("fail", lang)
             lines.append(f"| {safe_text.markdown_text(test.name, limit=200)} | {mark} "
                          f"| {test.score:g} / {test.max_score:g} |")
     hidden_passed, hidden_total = report.count("hidden")

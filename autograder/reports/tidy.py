@@ -52,6 +52,7 @@ def tidy_test(test):
         else "hidden",
         test_id=text(getattr(test, "test_id", None)),
         duration=number(getattr(test, "duration", None)),
+        fault=getattr(test, "fault", None) if isinstance(getattr(test, "fault", None), dict) else None,
     )
 
 

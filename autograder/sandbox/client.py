@@ -11,19 +11,28 @@ an endless loop costs seconds, and the module's other functions are still
 graded. Answers are untrusted input: they are read against a deadline, with a
 size bound, and decoded with bounds on depth and size
 (:mod:`autograder.sandbox.wire`); anything malformed is the student's call's
-protocol error, never the grader's.
+protocol error. What fails in the judge's own code while it reads an answer is
+the grader's failure (kind ``grader``), and so is a failure the box says our
+code had there, once the judge has reproduced it without the student's code
+(:meth:`Sandbox._settle`); every one is kept in ``Sandbox.faults``.
 """
+import os
 import secrets
 import select
 import socket
 import time
 from dataclasses import dataclass, field
 
+from autograder import locations
+from autograder.intake import stack_dump
 from autograder.intake.submitted_text import clean
-from autograder.sandbox import assignment_side, call_clock, wire
+from autograder.sandbox import assignment_side, call_clock, wire, worker
 from autograder.sandbox.boxes import BoxError
+from autograder.sandbox.confine import minimal_root
 from autograder.sandbox.confine.box_config import BoxLimits, for_module
 from autograder.sandbox.confine.code_seal import EXIT_SEALED
+
+_WORKER_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")  # serves the judge in a box
 
 @dataclass
 class Limits:
@@ -51,7 +60,9 @@ class Limits:
 @dataclass
 class StudentError:
     """Why a call produced no usable value. ``kind`` is one of: missing, import,
-    exception, timeout, crash, protocol, budget, sandbox (the grader's failure).
+    exception, timeout, crash, protocol, budget, sandbox (the grader could not start a
+    box), grader (the grader's own code raised: ``type``, ``message`` and ``where``,
+    'autograder/sandbox/wire.py:118').
     ``line``/``code``/``offset``: where in the student's file it happened (0/'' if unknown)."""
     kind: str
     type: str = ""
@@ -60,6 +71,7 @@ class StudentError:
     line: int = 0
     code: str = ""
     offset: int = 0
+    where: str = ""
 
     def headline(self):
         """'SyntaxError: expected ':'' -- Python's own words, quoted as they are."""
@@ -106,11 +118,13 @@ class Sandbox:
         self.restarts = 0
         self.isolation = []       # one report per box started
         self.delegation = []      # what the module's guard refused in the worker
+        self.faults = []          # the grader's own failures (StudentError of kind grader), in order
         self.guarded = assignment_side.guard(module_name) is not None  # its answers must say so
         self._box = None
         self._import_error = None
-        self._cpu_mark = None     # the box's CPU count when the last call's clock stopped
+        self._cpu_mark = None     # the box's count where the last call's clock stopped (call_clock.Mark)
         self._pending = None      # a box asked for by prestart(), not yet confined
+        self._stack_misses = 0    # stopped calls in a row whose box dumped no stack of the module
         self.allowance = call_clock.Allowance(self.limits.call_timeout, self.limits.after_timeout,
                                               self.limits.call_output_bytes)
         self.printed = call_clock.PrintedOutput(spec.get("log"))
@@ -159,6 +173,10 @@ class Sandbox:
         reply = self._request({"op": "import"}, self.limits.import_timeout)
         if not reply.ok:
             error = reply.error
+            if error.kind == "grader":  # the judge could not read the answer: every call of the module says so
+                self._import_error = error
+                self.close()
+                return
             if error.kind == "timeout":
                 error = StudentError("import", "Timeout", error.message)
             elif error.kind == "protocol":
@@ -217,6 +235,8 @@ class Sandbox:
         reading = None
         self.printed.start_call()
         try:
+            if clock.charged >= timeout:  # the box spent it in the background (call_clock)
+                raise socket.timeout("time limit")
             wire.send_frame(sock, dict(message, id=request_id), deadline=backstop)
             self._wait_for_answer(sock, timeout, clock, backstop)
             # An answer that has begun follows at once from an honest worker (one
@@ -224,15 +244,14 @@ class Sandbox:
             deadline = min(backstop, time.monotonic() + max(timeout - clock.charged, call_clock.GRACE_S))
             reading = time.thread_time()
             frame = wire.recv_frame(sock, deadline=deadline, max_bytes=wire.MAX_REPLY_BYTES)
-            outcome = self._answer(frame, request_id, shapes)
+            outcome, claim = self._answer(frame, request_id, shapes)
         except (socket.timeout, _PrintedTooMuch):
             limit = self.allowance.output_bytes()
             storm = self.printed.printed_by_call() > limit  # a print storm, not a loop
             self.allowance.overran()
-            if storm:
-                return self._failed(clock, StudentError("output", message=size_text(limit)), reading)
-            return self._failed(clock, StudentError("timeout", "after_timeout" if short else "", f"{timeout:g}"),
-                                reading)
+            error = StudentError("output", message=size_text(limit)) if storm else \
+                StudentError("timeout", "after_timeout" if short else "", f"{timeout:g}")
+            return self._failed(clock, error, reading, locate=True)
         except (EOFError, OSError):
             self._charge(clock)
             status = self._exit_status()
@@ -241,17 +260,28 @@ class Sandbox:
                 self._note_delegation([f"{sealed}, reached through raw memory"])
             self.close()
             return Outcome(False, error=StudentError("crash", message=status))
-        except Exception as exc:  # noqa: BLE001 - whatever the box's bytes make fail is the box's
+        except wire.WireError as exc:  # the box's bytes do not follow the protocol
+            return self._failed(clock, StudentError("protocol", message=clean(str(exc), 200)), reading)
+        except Exception as exc:  # noqa: BLE001 - a bug of the judge's own (its request, its decoder)
             if reading is None:  # before any answer: the judge's own request failed
                 raise
-            reason = str(exc) if isinstance(exc, wire.WireError) else f"unreadable answer ({type(exc).__name__})"
-            return self._failed(clock, StudentError("protocol", message=clean(reason, 200)), reading)
+            self._charge(clock)  # the box's time; the judge's own reading is not the box's
+            self.close()
+            return self._fault(exc)
         self.allowance.answered(self._charge(clock, reading))
-        return outcome
+        return self._settle(claim, message, outcome) if claim else outcome
 
-    def _failed(self, clock, error, reading=None):
-        """The call failed on the box's side: charged, and the box ended."""
+    def _failed(self, clock, error, reading=None, locate=False):
+        """The call failed on the box's side: charged, and the box ended (``locate``: once
+        its stack said where the student's code was, as the frames of a traceback)."""
         self._charge(clock, reading)
+        if locate and self._box is not None and self._stack_misses < 2:  # a module that silenced it: not again
+            own = {os.path.join(folder, self.module_file) for folder in (self.spec.get("submission") or "",
+                                                                         minimal_root.SUBMISSION)}
+            found = stack_dump.frames(self._box.stack(), own, _WORKER_FILE)
+            self._stack_misses = 0 if found else self._stack_misses + 1
+            if found:
+                error.traceback, error.line = stack_dump.as_traceback(found, self.module_file), found[-1][0]
         self.close()
         return Outcome(False, error=error)
 
@@ -261,7 +291,33 @@ class Sandbox:
         if frame.get("id") != request_id:  # one request at a time: anything else is forged
             raise wire.WireError("the answer was not for this request")
         self._note_delegation(frame.get("delegation"), required=self.guarded)
-        return wire.check_parts(self._outcome(frame), shapes)
+        outcome, claim = self._outcome(frame)
+        return wire.check_parts(outcome, shapes), claim
+
+    def _fault(self, exc, reproduced=None):
+        """The grader's own failure ``exc`` (or ``reproduced``: ``(type, where, message)``) as an Outcome."""
+        kind, where, message = reproduced or (type(exc).__name__, locations.grader_frame(
+            exc, assignment_side.grader_roots()), str(exc))
+        self.faults.append(StudentError("grader", clean(kind, 100), clean(message, 300), where=clean(where, 300)))
+        return Outcome(False, error=self.faults[-1])
+
+    def _settle(self, claim, message, outcome):
+        """The box claims that our code raised (``claim``: ``phase``, ``type``, ``where``). Student
+        code can forge that, so the judge runs the same code of ours without it: the inputs it
+        sent decoded here, the codec's own probe values, the scenario with a stand-in and the
+        assignment's reference. Only the same failure there makes it the grader's; else the
+        outcome stays the student's."""
+        phase = claim["phase"]
+        if phase == "inputs":
+            failures = wire.decoding_failures([*message.get("args", []), *message.get("kwargs", {}).values()])
+        elif phase == "answer":
+            failures = wire.codec_failures()
+        else:
+            failures = assignment_side.scenario_failures(message.get("name"), message.get("spec"), self.module_name)
+        for failure in failures:
+            if failure[0] == claim["type"] and failure[1] == claim["where"]:
+                return self._fault(None, failure)
+        return outcome
 
     def _note_delegation(self, record, required=False):
         for item in wire.decode_delegation(record, required):
@@ -276,18 +332,20 @@ class Sandbox:
         charged = max(clock.finish(), judge)
         self.spent += charged
         self.wall_spent += time.monotonic() - clock.started
-        self._cpu_mark = clock.last_cpu if clock.counting else None
+        self._cpu_mark = clock.mark()
         self.printed.end_call()
         return charged
 
     @staticmethod
     def _outcome(frame):
+        """The answer ``frame``'s Outcome, and the box's claim that our code failed (or None)."""
         if not frame.get("ok"):
-            error = wire.decode_error(frame.get("error"))
+            report = frame.get("error")
+            error = wire.decode_error(report)
             kind = "protocol" if error["type"] == "ProtocolError" else "exception"
-            return Outcome(False, error=StudentError(kind, **error))
+            return Outcome(False, error=StudentError(kind, **error)), worker.read_claim(report)
         result = frame.get("result")
-        return Outcome(True) if result is None else Outcome(True, *wire.decode_result(result))
+        return (Outcome(True) if result is None else Outcome(True, *wire.decode_result(result))), None
 
     def _ensure_started(self):
         problem = self.spec.get("problem")
@@ -308,6 +366,8 @@ class Sandbox:
     def _send(self, message, timeout, shapes=None):
         error = self._ensure_started()
         if error is not None:
+            if error.kind == "grader" and (not self.faults or self.faults[-1] is not error):
+                self.faults.append(error)  # each call it fails is the grader's
             return Outcome(False, error=error)
         limit, short = self.allowance.seconds(timeout)
         remaining = self.limits.module_budget - self.spent

@@ -8,9 +8,11 @@ cannot express becomes ``{"$opaque": type name}``. The judge decodes with
 ``torch.Tensor`` objects: no pickle, no subclass, nothing the student made
 survives the trip. A frame, an answer and an error report are read by
 :func:`parse_frame`, :func:`decode_result` and :func:`decode_error`: whatever
-in them fails is a :class:`WireError` (the sender's), bounded in what it costs,
-and text in them comes out writable by every report
-(:mod:`autograder.intake.submitted_text`).
+in them does not follow the protocol is a :class:`WireError` (the sender's),
+bounded in what it costs, and text in them comes out writable by every report
+(:mod:`autograder.intake.submitted_text`). Any other exception they raise is a
+bug of ours (the grader's failure); :func:`codec_failures` sends the codec's
+own probe values through it to show one without anything a box sent.
 """
 import binascii
 import ctypes
@@ -24,6 +26,7 @@ import time
 
 import torch
 
+from autograder import locations
 from autograder.intake import answer_shapes
 from autograder.intake.submitted_text import clean, writable
 
@@ -322,8 +325,9 @@ def _recv_exact(sock, size, deadline):
 
 
 def parse_frame(payload):
-    """The object a frame's bytes hold; raises WireError and nothing else: whatever
-    fails while decoding untrusted bytes is the sender's protocol error."""
+    """The object a frame's bytes hold; raises WireError where the bytes are not a
+    frame (the sender's protocol error). Any other exception is a bug of this
+    decoder's, whatever the bytes: the grader's failure, not the sender's."""
     collecting = gc.isenabled()
     gc.disable()  # a frame of a million empty lists would start a thousand collections
     try:
@@ -334,7 +338,7 @@ def parse_frame(payload):
         raise WireError(f"malformed frame: {exc}") from None
     except RecursionError:
         raise WireError("frame nested too deeply") from None
-    except Exception as exc:  # noqa: BLE001 - e.g. MemoryError's relatives, a limit of the decoder
+    except (ValueError, MemoryError) as exc:  # a limit of the decoder; anything else is a bug of ours
         raise WireError(f"malformed frame ({type(exc).__name__})") from None
     finally:
         if collecting:
@@ -352,3 +356,40 @@ def recv_frame(sock, deadline=None, max_bytes=MAX_FRAME_BYTES):
     if size > max_bytes:
         raise WireError(f"frame too large ({size} bytes, at most {max_bytes})")
     return parse_frame(_recv_exact(sock, size, deadline))
+
+
+def _probe_values():
+    """Values a box may send back, one of each kind the codec treats apart."""
+    tensors = [torch.arange(6, dtype=torch.float64).reshape(2, 3).to(dtype) for dtype in DTYPES.values()]
+    special = torch.tensor([1.0, math.inf, -math.inf, math.nan])
+    tensors += [torch.tensor(2.5), torch.zeros(0, 3), torch.ones(3, 2).t(), torch.ones(2, requires_grad=True),
+                torch.nn.Parameter(torch.ones(2)), special, special.half(), special.bfloat16()]
+    plain = [None, True, 0, -7, 2**70, 1.5, math.inf, -math.inf, math.nan, "text \u00e9\u4e2d", [], [1, [2.0]],
+             (1, "a"), {"key": [None]}, {1: 2}, object()]
+    return tensors + plain + [[tensors[0], (tensors[1], {"grads": [None, tensors[2]]})]]
+
+
+def codec_failures():
+    """What the codec raises in this process when its own probe values go through it as a
+    box's answer goes: encoded, framed, parsed and decoded. A list of ``(type name,
+    where, message)``, empty when it works; nothing a box sent is involved."""
+    failures = []
+    for value in _probe_values():
+        try:
+            frame = parse_frame(_ENCODER.encode({"ok": True, "result": {"value": encode_value(value)}}).encode())
+            decode_result(frame["result"])
+        except Exception as exc:  # noqa: BLE001 - the failure looked for
+            failures.append((type(exc).__name__, locations.grader_frame(exc), str(exc)[:300]))
+    return failures
+
+
+def decoding_failures(nodes):
+    """What decoding ``nodes`` (values the judge encoded itself) raises in this process:
+    a list of ``(type name, where, message)``."""
+    failures = []
+    for node in nodes:
+        try:
+            decode_value(node)
+        except Exception as exc:  # noqa: BLE001 - the failure looked for
+            failures.append((type(exc).__name__, locations.grader_frame(exc), str(exc)[:300]))
+    return failures

@@ -13,7 +13,16 @@ It serves requests from the judge over one socket, one at a time:
 Every answer is plain data (:mod:`autograder.sandbox.wire`) and echoes the
 request's random ``id``. Whatever the student code does here -- lie, patch,
 exit -- the judge only ever sees bytes it validates itself.
+
+Our own code runs here too, beside the student's: decoding a call's inputs,
+encoding its answer, a scenario's trusted code. An exception raised while it
+ran, with no frame of the student's file on its way, is sent with a *claim*
+(``error["grader"]``: the phase, the exception's type, where in our code) that
+the failure is the grader's. Student code can forge any claim, so the judge
+believes one only when it reproduces the failure without the student's code
+(:meth:`autograder.sandbox.client.Sandbox._settle`).
 """
+import faulthandler
 import importlib
 import io
 import itertools
@@ -22,10 +31,15 @@ import os
 import sys
 import traceback
 
+from autograder import locations
+from autograder.intake import stack_dump
+from autograder.intake.submitted_text import clean
 from autograder.sandbox import assignment_side, wire
 from autograder.sandbox.environment import scrubbed_environment
 
 BLOCKED_PACKAGES = ("solutions", "autograder", "exercises")
+# What the worker was doing when an exception came: in these our code ran, not the student's.
+OUR_PHASES = ("inputs", "answer", "scenario")
 
 
 class _BlockGraderImports:
@@ -103,12 +117,49 @@ def _error(exc, submission_dir):
             **_location(exc, submission_dir, frames)}
 
 
+def _passes_through(exc, submission_dir):
+    """Is a frame of the student's own files on ``exc``'s way?"""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(submission_dir + os.sep):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def claim(phase, exc, submission_dir, roots):
+    """The claim that ``exc`` is the grader's own failure (raised in ``phase``, one of
+    OUR_PHASES, with no frame of the student's on its way), or None."""
+    if phase not in OUR_PHASES or not isinstance(exc, Exception) or _passes_through(exc, submission_dir):
+        return None
+    return {"phase": phase, "type": type(exc).__name__[:100], "where": locations.grader_frame(exc, roots)[:300]}
+
+
+def read_claim(report):
+    """A worker's claim (:func:`claim`) as the judge reads it from an error report: a phase
+    it knows, the type and the place as short text; None where there is none."""
+    found = report.get("grader") if isinstance(report, dict) else None
+    if not isinstance(found, dict) or found.get("phase") not in OUR_PHASES:
+        return None
+    return {"phase": found["phase"], **{key: clean(found[key], 300) if isinstance(found.get(key), str) else ""
+                                        for key in ("type", "where")}}
+
+
+def _said(exc):
+    try:
+        return str(exc)[:1500]
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises
+        return ""
+
+
 class Worker:
     def __init__(self, submission_dir, module_name):
         self.submission_dir = os.path.abspath(submission_dir)
         self.module_name = module_name
         self.module = None
         self.guard = None
+        self.phase = "call"    # what runs now: the student's code, or ours (OUR_PHASES)
+        self.roots = ()        # the grader's folders (prepare)
 
     def prepare(self):
         """Isolate the interpreter before any student code runs. Everything the
@@ -128,12 +179,14 @@ class Worker:
                                                if entry and os.path.isdir(entry)
                                                and not os.path.isdir(os.path.join(entry, "autograder"))]
         sys.meta_path.insert(0, _BlockGraderImports())
+        self.roots = assignment_side.grader_roots()
         self.guard = assignment_side.guard(self.module_name)
         if self.guard is not None:
             self.guard.install()
         os.chdir(self.submission_dir)
 
     def handle(self, request):
+        self.phase = "call"
         op = request.get("op")
         if op == "import":
             self.module = importlib.import_module(self.module_name)
@@ -142,18 +195,36 @@ class Worker:
             raise RuntimeError("module not imported")
         if op == "call":
             function = getattr(self.module, request["function"])
+            self.phase = "inputs"
             args = [wire.decode_value(item) for item in request.get("args", [])]
             kwargs = {key: wire.decode_value(item) for key, item in request.get("kwargs", {}).items()}
+            self.phase = "call"
             value = function(*args, **kwargs)
+            self.phase = "answer"
             if not request.get("inputs_after"):
                 return {"value": wire.encode_value(value)}
             return {"value": wire.encode_value(value),
                     "args_after": wire.encode_value(args),
                     "kwargs_after": wire.encode_value(kwargs)}
         if op == "scenario":
+            self.phase = "scenario"
             runner = assignment_side.scenario(request["name"])
-            return {"value": wire.encode_value(runner(self.module, request.get("spec", {})))}
+            value = runner(self.module, request.get("spec", {}))
+            self.phase = "answer"
+            return {"value": wire.encode_value(value)}
         raise ValueError(f"unknown op {op!r}")
+
+    def _report(self, exc):
+        """The error answer for ``exc``, with the claim that it is ours where it may be."""
+        phase, self.phase = self.phase, "call"
+        claimed = claim(phase, exc, self.submission_dir, self.roots)
+        if isinstance(exc, wire.WireError) and claimed is None:
+            return {"type": "ProtocolError", "message": str(exc)}
+        try:
+            error = _error(exc, self.submission_dir)
+        except Exception:  # noqa: BLE001 - where it was is lost, not what was raised
+            error = {"type": type(exc).__name__[:100], "message": _said(exc)}
+        return dict(error, grader=claimed) if claimed else error
 
     def serve(self, sock):
         while True:
@@ -165,15 +236,14 @@ class Worker:
             try:
                 reply.update(ok=True, result=self.handle(request))
             except BaseException as exc:  # SystemExit, KeyboardInterrupt too: one call fails
-                if isinstance(exc, wire.WireError):
-                    reply.update(ok=False, error={"type": "ProtocolError", "message": str(exc)})
-                else:
-                    reply.update(ok=False, error=_error(exc, self.submission_dir))
+                reply.update(ok=False, error=self._report(exc))
             try:
                 wire.send_frame(sock, self._recorded(reply))
             except (ValueError, TypeError) as exc:  # e.g. a value JSON cannot hold
+                error = {"type": "ProtocolError", "message": _said(exc)[:500]}
+                claimed = claim("answer", exc, self.submission_dir, self.roots)
                 wire.send_frame(sock, self._recorded({"id": request.get("id"), "ok": False,
-                                                      "error": {"type": "ProtocolError", "message": str(exc)[:500]}}))
+                                                      "error": dict(error, grader=claimed) if claimed else error}))
 
     def _recorded(self, reply):
         """Every answer of a guarded module carries the guard's record, empty or not
@@ -199,7 +269,18 @@ def run(sock, submission_dir, module_name, log_fd, scratch=None):
     sys.stdin = io.StringIO("")
     worker = Worker(submission_dir, module_name)
     worker.prepare()
+    _dump_stack_on_request(sock)
     worker.serve(sock)
+
+
+def _dump_stack_on_request(sock):
+    """Before any student code: the stack goes to the judge on its signal, when a
+    call ran out of time (:mod:`autograder.intake.stack_dump`)."""
+    if stack_dump.SIGNAL is not None:
+        try:
+            faulthandler.register(stack_dump.SIGNAL, file=sock.fileno(), all_threads=True)
+        except (OSError, RuntimeError, ValueError):  # no place, then: the feedback says what it said before
+            pass
 
 
 def main():

@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from support import classroom_reporter as reporter  # noqa: E402
+from support import export_envs, student_venv
 from autograder import i18n  # noqa: E402
 from autograder.intake import integrity
 from support.helpers import ROOT
@@ -40,15 +41,21 @@ def clean_env(**extra):
 
 
 @pytest.fixture(scope="module")
-def export(tmp_path_factory):
-    """(template, bundle); bundle is None where no hidden tests are installed."""
+def exported(tmp_path_factory):
+    """(template, bundle or None, the export's process)."""
     base = tmp_path_factory.mktemp("export")
     template, bundle = base / "template", base / "bundle"
     has_hidden = any((ROOT / "autograder" / "assignment" / "hidden").glob("test_hidden_*.py"))
     extra = ["--hidden-bundle", str(bundle)] if has_hidden else []
     proc = run(["-m", "autograder", "export-template", str(template), *extra], cwd=ROOT, env=clean_env())
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return template, bundle if has_hidden else None
+    return template, bundle if has_hidden else None, proc
+
+
+@pytest.fixture(scope="module")
+def export(exported):
+    """(template, bundle); bundle is None where no hidden tests are installed."""
+    return exported[:2]
 
 
 @pytest.fixture
@@ -69,6 +76,45 @@ def files(root):
 
 
 # --------------------------------------------------------------------------- contents
+
+def test_the_export_prints_its_result_and_no_warning(exported):
+    """Nothing but what was written: no extraction warning of the catalogs' tool (Babel's), no other."""
+    template, bundle, proc = exported
+    assert proc.stderr == ""
+    expected = [rf"student template written to {re.escape(str(template))} \(\d+ protected files\)"]
+    if bundle is not None:
+        expected.append(rf"private tests bundle written to {re.escape(str(bundle))}: test_hidden_\S+")
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(expected) and all(re.match(pattern, line) for pattern, line in zip(expected, lines)), \
+        proc.stdout
+
+
+# Before the seam (autograder/staff_side.py) the template held 219 files, 26,988 lines of Python;
+# after it 167 files, 19,716 lines. The bounds leave the student's side room to grow, not the staff's
+# side (52 files, 7,272 lines) room to come back.
+MAX_FILES, MAX_PYTHON_LINES = 185, 22_000
+
+
+def test_template_holds_the_students_side_only(exported):
+    """No file of the staff's side (class grading, class reports, similarity, exports, their commands
+    and catalogs), and no more than a student's side's size."""
+    from autograder import staff_side
+
+    template, bundle, _proc = exported
+    present = sorted(files(template))
+    staff = [path for path in present if staff_side.is_staff(path)]
+    assert not staff, staff
+    for folder in ("batch", "class_reports", "similarity", "exports"):
+        assert not (template / "autograder" / folder).exists(), folder
+    python_lines = sum(len((template / path).read_text(encoding="utf-8").splitlines())
+                       for path in present if path.endswith(".py"))
+    assert len(present) <= MAX_FILES and python_lines <= MAX_PYTHON_LINES, (len(present), python_lines)
+    for kept in ("autograder/cli/grade.py", "autograder/cli/watch.py", "autograder/judging/judge.py",
+                 "autograder/sandbox/box.py", "autograder/assignment/conformance/cli.py"):
+        assert kept in present, kept
+    if bundle is not None:  # the private bundle grades too (mode a): the student's side and the hidden tests
+        assert not [path for path in files(bundle) if staff_side.is_staff(path)]
+
 
 def test_template_has_what_a_student_needs(export):
     template, _ = export
@@ -468,8 +514,12 @@ def readme_commands(readme):
 SETUP_PREFIXES = ("python -m venv", "source ", "pip install", "pip config")
 
 
-def argv(command):
+def argv(command, cwd=None):
     words = shlex.split(command)
+    if cwd is not None:  # the shell's globs, as bash expands them in the folder
+        words = [found for word in words for found in
+                 (sorted(str(path.relative_to(cwd)) for path in pathlib.Path(cwd).glob(word)) or [word]
+                  if "*" in word else [word])]
     if words[0] == "pytest":
         return [sys.executable, "-m", "pytest", *words[1:]]
     assert words[0] == "python", f"README command not covered by this test: {command}"
@@ -523,9 +573,27 @@ SOLVED = "solved"
 
 
 @pytest.fixture(scope="module")
-def readme_runs(export, tmp_path_factory):
+def fresh_venv(export):
+    """The venv the template's README set-up makes from the template's own requirements.txt
+    (tests/support/student_venv.py; cached between sessions)."""
+    if not export_envs.LINUX:
+        pytest.skip(export_envs.NOT_LINUX)
+    if student_venv.python() is None:
+        pytest.skip("no python outside this venv to build a fresh environment with")
+    return student_venv.build(export[0])
+
+
+def fresh_env(**extra):
+    """clean_env() without anything of the development venv (its PATH entries, VIRTUAL_ENV)."""
+    env = export_envs.clean_environ(**extra)
+    return {name: value for name, value in env.items() if name in clean_env(**extra)}
+
+
+@pytest.fixture(scope="module")
+def readme_runs(export, fresh_venv, tmp_path_factory):
     """Every command line of the README (setup and GPU-only ones aside) run verbatim in a fresh
-    export with the stubs: {command: (process, results.json or None)}, the folder under None.
+    export with the stubs, in the venv its own set-up made (``fresh_venv``): {command: (process,
+    results.json or None)}, the folder under None.
     Both halves of the README list the same commands (test_readme_is_bilingual_with_the_same_commands):
     each distinct line runs once. The grades (each writes results.json) run one after another in
     the README's order, beside the other commands in theirs (one process each: two cores). The
@@ -537,23 +605,26 @@ def readme_runs(export, tmp_path_factory):
     from concurrent.futures import ThreadPoolExecutor
 
     base = tmp_path_factory.mktemp("readme")
-    template = pathlib.Path(shutil.copytree(export[0], base / "fresh"))
+
+    def fresh_copy(name):
+        return student_venv.link(pathlib.Path(shutil.copytree(export[0], base / name)), fresh_venv)
+
+    template = fresh_copy("fresh")
     commands = readme_commands((template / "README.md").read_text(encoding="utf-8"))
     runnable = list(dict.fromkeys(c for c in commands if not c.startswith(SETUP_PREFIXES) and "real_gpu" not in c))
     runs = {None: template}
-    env = clean_env()
-    compiled = subprocess.run([sys.executable, "-m", "compileall", "-q", "autograder", "gpu_lab"], cwd=template,
-                              capture_output=True, text=True, env=env)
+    env = fresh_env()
+    compiled = student_venv.run("python -m compileall -q autograder gpu_lab", template, env)
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
 
     def run_in(folder, command, environment):
         """``command`` run in ``folder``: (its process, the results.json a grade wrote, or None).
         Only a grade reads results.json: the other lane's grade may be writing it meanwhile."""
-        grades = command.startswith("python -m autograder grade")
+        grades = "python -m autograder grade" in command
         results = folder / "results.json"
         if grades:
             results.unlink(missing_ok=True)  # never an earlier grade's
-        proc = subprocess.run(argv(command), cwd=folder, capture_output=True, text=True, timeout=600, env=environment)
+        proc = student_venv.run(command, folder, environment)
         return proc, json.loads(results.read_text(encoding="utf-8")) if grades and results.is_file() else None
 
     def lane(lines):
@@ -561,12 +632,10 @@ def readme_runs(export, tmp_path_factory):
             runs[command] = run_in(template, command, env)
 
     def english_by_environment():
-        folder = pathlib.Path(shutil.copytree(export[0], base / "english"))
-        runs[ENGLISH_BY_ENVIRONMENT] = run_in(folder, "python -m autograder grade --seed 7",
-                                              clean_env(**{i18n.ENV_VAR: "en"}))
+        runs[ENGLISH_BY_ENVIRONMENT] = run_in(fresh_copy("english"), ENGLISH_BY_ENVIRONMENT, env)
 
     def solved():
-        folder = pathlib.Path(shutil.copytree(export[0], base / "solved"))
+        folder = fresh_copy("solved")
         for module in MODULES:
             shutil.copyfile(ROOT / "solutions" / f"{module}.py", folder / "exercises" / f"{module}.py")
         public, _none = run_in(folder, "pytest", env)
@@ -607,6 +676,39 @@ def test_readme_commands_succeed_in_a_fresh_export(readme_runs):
     graded = [t for t in data["tests"] if t["tags"][0] in MODULES]
     assert graded and all(t["status"] == "passed" for t in graded)
     assert data["extra_data"]["flags"] == []
+
+
+IMPORT_EVERY_MODULE = ("import importlib, pkgutil, autograder\n"
+                       "for found in pkgutil.walk_packages(autograder.__path__, 'autograder.'):\n"
+                       "    importlib.import_module(found.name)\n")
+
+
+def test_template_modules_import_and_its_help_lists_what_works_there(export, fresh_venv, tmp_path):
+    """In the template's own venv every module of its grader imports (none needs the staff's side);
+    ``--help`` lists, in either language, exactly the student's commands, each of which answers
+    ``--help``; a staff command typed there gets one line in the run's language, no traceback."""
+    from autograder import __main__ as command_line, staff_side
+
+    template = student_venv.link(pathlib.Path(shutil.copytree(export[0], tmp_path / "t")), fresh_venv)
+    env = fresh_env(COLUMNS="80")
+    (template / "import_all.py").write_text(IMPORT_EVERY_MODULE, encoding="utf-8")
+    imported = student_venv.run("python import_all.py", template, env)
+    assert imported.returncode == 0, imported.stderr[-3000:]
+    commands = command_line.commands()
+    student = {name for name, module in commands.items() if not staff_side.is_staff(module.replace(".", "/") + ".py")}
+    assert {"grade", "watch", "classroom-report", "conformance"} <= student
+    for lang in ("zh", "en"):
+        shown = student_venv.run(f"python -m autograder --help --lang {lang}", template, env)
+        assert shown.returncode == 0, shown.stderr[-3000:]
+        assert set(re.findall(r"^    (\S+)", shown.stdout, re.M)) == student, shown.stdout
+        for name in sorted(student):
+            helped = student_venv.run(f"python -m autograder {name} --help --lang {lang}", template, env)
+            assert helped.returncode == 0 and helped.stderr == "", f"{name}: {helped.stderr[-3000:]}"
+        for name in sorted(set(commands) - student):
+            refused = student_venv.run(f"python -m autograder {name} --lang {lang}", template, env)
+            said = i18n.text("{command} is a course staff command, not part of the student repository.", lang,
+                             command=name)
+            assert (refused.returncode, refused.stdout, refused.stderr) == (2, "", said + "\n"), refused.stderr
 
 
 def test_replaced_visible_test_is_flagged_and_grading_completes(student_repo):
@@ -664,7 +766,8 @@ def test_local_grade_without_hidden_tests_never_claims_a_module_is_done(student_
     assert not any(t["visibility"] == "hidden" for t in data["tests"])
     stdout = proc.stdout
     assert "✓" not in stdout and "✅" not in stdout
-    table = stdout[:stdout.index("\n\n")]
+    start = stdout.index(i18n.text("Module", lang) + " ")  # the table comes last, after the failed tests
+    table = stdout[start:stdout.index("\n\n", start)]
     for module in MODULES:
         (row,) = [line for line in table.splitlines() if line.startswith(module + " ")]
         points = i18n.text("{points} hidden points", lang, points=str(HIDDEN_POINTS[module]))

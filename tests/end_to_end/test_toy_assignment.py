@@ -151,6 +151,7 @@ def test_the_template_carries_the_toy_and_nothing_hidden(tmp_path):
     template = tmp_path / "template"
     done = autograder("export-template", template)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == "" and len(done.stdout.splitlines()) == 1, done.stdout + done.stderr  # no warning
     assignment = template / "autograder" / "assignment"
     assert (template / "exercises" / "toy_sum.py").read_text() == (TOY / "exercises" / "toy_sum.py").read_text()
     assert (assignment / "description.py").read_text() == (TOY / "description.py").read_text()

@@ -1,17 +1,20 @@
 """The layout stays what docs/architecture.md says: every folder it names
 exists, every package has its line, rooms import only the rooms listed above
-them, no import circles, small modules and folders, and no engine module names
-the assignment it grades."""
+them, no import circles, small modules and folders, no engine module names
+the assignment it grades, and the student's side never imports the staff's."""
 import ast
 import collections
+import fnmatch
 import functools
 import re
 
-from autograder import active_assignment
+from autograder import active_assignment, staff_side
+from support import chapters
 from support.helpers import ROOT
 
 PACKAGE = ROOT / "autograder"
 DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+CHAPTER_HOME = PACKAGE / "assignment"  # where a chapter sits inside the engine's package
 MAX_LINES = 420  # "about 400": a module past it is usually two concerns
 MAX_MODULES = 12
 
@@ -128,14 +131,14 @@ def test_modules_and_folders_stay_small():
     assert not [folder for folder, count in crowded.items() if count > MAX_MODULES], crowded.most_common(3)
 
 
-def test_no_engine_module_names_the_assignment():
-    assignment = active_assignment.current()
-    names = [*assignment.modules, str(assignment.title)]
+def test_no_engine_module_names_a_chapter():
+    """Not this chapter, nor any other the repository holds (nor the active one)."""
+    names = [name for chapter in chapters.found().values() for name in (*chapter.modules, str(chapter.title))]
     pattern = re.compile("|".join(re.escape(name) for name in names))
-    engine = [path for path in modules().values() if assignment.folder not in path.parents]
+    engine = [path for path in modules().values() if CHAPTER_HOME not in path.parents]
     found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in engine
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
-    assert not found, "engine modules that name the assignment:\n" + "\n".join(found)
+    assert not found, "engine modules that name a chapter:\n" + "\n".join(found)
 
 
 # Named by the staff docs, but written only into an exported student template.
@@ -174,17 +177,42 @@ def test_only_the_command_line_imports_the_command_line():
 AUTHORING = "autograder.authoring"
 
 
-def test_an_assignment_imports_only_the_authoring_surface():
-    """A chapter (this one, and the toy second assignment) imports the engine only
-    through autograder.authoring, as a pytest plugin imports pytest, not _pytest."""
-    chapters = [PACKAGE / "assignment", ROOT / "tests" / "toy_assignment"]
-    found = []
-    for path in sorted(path for chapter in chapters for path in chapter.rglob("*.py")):
+def chapter_import_problems(chapter):
+    """What ``chapter``'s modules import against its rules: of the engine only autograder.authoring,
+    as a pytest plugin imports pytest, not _pytest; its own modules relatively, never by its package's
+    name, which a student's template changes to autograder.assignment (only the chapter that sits
+    there may name it)."""
+    own = (chapter.package,) if chapter.folder == CHAPTER_HOME else ()
+    problems = []
+    for path in sorted(chapter.folder.rglob("*.py")):
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         for name in imported_names(path):
-            if (name == "autograder" or name.startswith("autograder.")) and \
-                    not name.startswith(("autograder.assignment.", AUTHORING + ".")) and name != AUTHORING:
-                found.append(f"{path.relative_to(ROOT)}: {name}")
-    assert not found, "assignment modules that import the engine past autograder.authoring:\n" + "\n".join(found)
+            if any(name == package or name.startswith(package + ".") for package in own):
+                continue
+            if name.startswith("autograder.") and name != AUTHORING and not name.startswith(AUTHORING + "."):
+                problems.append(f"{shown}: {name} (the engine past {AUTHORING})")
+            elif name == chapter.package or name.startswith(chapter.package + "."):
+                problems.append(f"{shown}: {name} (its own package by name: import it relatively)")
+    return problems
+
+
+def test_every_chapter_imports_only_the_authoring_surface_and_itself_relatively():
+    found = chapters.found()
+    assert {"autograder.assignment", "tests.toy_assignment"} <= set(found)
+    problems = [problem for chapter in found.values() for problem in chapter_import_problems(chapter)]
+    assert not problems, "chapter modules that import past their rules:\n" + "\n".join(problems)
+
+
+def test_the_chapter_import_check_can_fail(tmp_path):
+    folder = tmp_path / "widgets"
+    (folder / "visible").mkdir(parents=True)
+    (folder / "visible" / "test_visible_widget.py").write_text(
+        "from autograder.judging.judge import expect\nfrom widgets import checks\nfrom .. import helpers\n",
+        encoding="utf-8")
+    chapter = active_assignment.Assignment(package="widgets", folder=folder, title="Widgets", modules=("widget",),
+                                           todos={}, builds_on={}, hidden_points={})
+    problems = chapter_import_problems(chapter)
+    assert len(problems) == 2 and "the engine past" in problems[0] and "import it relatively" in problems[1]
 
 
 def test_the_authoring_surface_names_only_what_exists():
@@ -208,3 +236,66 @@ def test_the_authoring_surface_loads_only_what_is_used():
             "print(sorted(name for name in ('torch', 'pytest', 'rich', 'autograder.judging.judge') if name in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+# --------------------------------------------------------------------------- the student's side and the staff's
+
+def _relative(path):
+    return path.relative_to(ROOT).as_posix()
+
+
+def student_side_crossings(edges, paths):
+    """``module -> target`` for every import of a staff-side module by a student-side one."""
+    def staff(module):
+        return staff_side.is_staff(_relative(paths[module]))
+    return sorted(f"{module} -> {target}" for module, targets in edges.items() for target in targets
+                  if not staff(module) and staff(target))
+
+
+def test_the_student_side_never_imports_the_staff_side():
+    """The student template leaves the staff's side out (autograder/staff_side.py): a student-side
+    module that imports it, even inside a function, would fail there."""
+    crossing = student_side_crossings(imports(), modules())
+    assert not crossing, ("student-side modules that import the staff's side (autograder/staff_side.py; move the "
+                          "piece both use to the student's side):\n" + "\n".join(crossing))
+
+
+def test_the_seam_check_can_fail():
+    paths = modules()
+    edges = {"autograder.cli.common": {"autograder.exports.runtime"},
+             "autograder.exports.runtime": {"autograder.i18n"}, "autograder.batch.plan": {"autograder.locations"}}
+    assert student_side_crossings(edges, paths) == ["autograder.cli.common -> autograder.exports.runtime"]
+
+
+def test_the_seam_names_what_exists_and_keeps_the_student_commands():
+    files = [_relative(path) for path in ROOT.joinpath("autograder").rglob("*")
+             if path.is_file() and "__pycache__" not in path.parts]
+    stale = [pattern for pattern in staff_side.STAFF_SIDE if not any(fnmatch.fnmatchcase(f, pattern) for f in files)]
+    assert not stale, f"autograder/staff_side.py names what does not exist: {stale}"
+    from autograder.__main__ import COMMANDS
+
+    student = {name for name, module in COMMANDS.items()
+               if not staff_side.is_staff(module.replace(".", "/") + ".py")}
+    assert {"grade", "watch", "classroom-report"} <= student
+    assert not student & {"grade-many", "merge-scores", "similarity", "export-template", "export-gradescope",
+                          "export-otter"}
+    assert not any(staff_side.is_staff(_relative(path)) for path in active_assignment.current().folder.rglob("*")
+                   if path.is_relative_to(ROOT))  # a chapter outside the repository is no file of its engine
+    assert "autograder/staff_side.py" in DOC
+
+
+def test_no_message_of_the_student_side_lives_in_a_staff_catalog():
+    """The staff's catalogs stay behind with the staff's side: an id a student-side file uses must be
+    in one that travels (catalog_tools puts a shared id in grader.po)."""
+    from autograder.i18n import catalog_tools
+
+    assignment = active_assignment.current()
+    sources = [path for path in modules().values() if not staff_side.is_staff(_relative(path))]
+    sources += [path for path in assignment.folder.rglob("*.py") if "__pycache__" not in path.parts]
+    used = {msgid for path in sources for _line, msgid in catalog_tools._ids_of(path)}
+    staff_catalogs = [path for path in catalog_tools.catalog_files("zh")
+                      if ROOT in path.parents and staff_side.is_staff(_relative(path))]
+    assert staff_catalogs, "no staff catalog found: the check would be empty"
+    stranded = sorted(f"{path.name}: {message.id}" for path in staff_catalogs
+                      for message in catalog_tools.read_catalog(path) if message.id in used)
+    assert not stranded, "ids of the student's side in a staff catalog:\n" + "\n".join(stranded[:20])

@@ -43,10 +43,14 @@ def _strip_comment_block(lines):
 def fill(stub, answers, top="", strip_comments=False):
     """``stub`` with each ``raise NotImplementedError('TODO n...')`` replaced by answer n
     and ``top`` put after the module's imports."""
-    lines = []
+    lines, inside = [], False
     for line in stub.split("\n"):
         found = _TODO_LINE.match(line)
+        if inside:  # a long TODO's raise goes on over a few lines (tools/make_stubs.py)
+            inside = not line.rstrip().endswith(")")
+            continue
         if found:
+            inside = not line.rstrip().endswith(")")
             if strip_comments:
                 _strip_comment_block(lines)
             answer = answers[int(found.group(2))]

@@ -1,9 +1,5 @@
 """Toy Sums: the tests' second assignment (see the package docstring)."""
-import pathlib
-
-from autograder.authoring import REPO_ROOT, _
-
-HERE = pathlib.Path(__file__).resolve().parent
+from autograder.authoring import _
 
 TITLE = _("Toy Sums")
 MODULES = ("toy_sum",)
@@ -15,8 +11,5 @@ TODOS = {
 }
 BUILDS_ON = {2: (1,)}
 HIDDEN_POINTS = {"toy_sum": 2}
-# In this repository the stubs live next to the description; in an exported
-# template they are the template's own exercises/.
-EXERCISES_DIR = HERE / "exercises" if (HERE / "exercises").is_dir() else REPO_ROOT / "exercises"
-SOLUTIONS_DIR = HERE / "solutions"
-STUDENT_README = HERE / "README.md"
+# The stubs (exercises/), the reference (solutions/) and the student README (README.md) are
+# the ones beside this file; in an exported template, the template's own exercises/.

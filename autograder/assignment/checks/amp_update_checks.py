@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from autograder.authoring import (_, Mistake, dtype_tolerance, expect, expect_tensor, known_ratio,
+from autograder.authoring import (_, Mistake, builds_on, dtype_tolerance, expect, expect_tensor, known_ratio,
                                   numbers_message, value_of)
 
 FILE = "amp_update.py"
@@ -246,53 +246,42 @@ def plan_value(outcome):
     return plan
 
 
-def upstream_fault(student, scaled, scale):
-    """(todo, evidence) when the student's unscale_gradients (TODO 1) or
-    global_grad_norm (TODO 2) is wrong on these very gradients, else (None, None)."""
+def unscale_fault(student, scaled, scale):
+    """Raises a Mistake when the student's unscale_gradients (TODO 1) is wrong on these very gradients."""
     if not (isinstance(scale, (int, float)) and scale > 0):
-        return None, None
+        return
     outcome = student.call_watching_inputs("unscale_gradients", scaled, scale)
     if not outcome.ok:
         if outcome.error.kind == "exception":
-            return 1, _("unscale_gradients raises {error} on these gradients.", error=outcome.error.headline())
-        return None, None
+            raise Mistake(_("unscale_gradients raises {error} on these gradients.", error=outcome.error.headline()))
+        return
+    check_gradients(outcome.value, unscaled_reference(scaled, scale), _("unscale_gradients on the same gradients"),
+                    scale_factors(scale))
+    expect_inputs_untouched(outcome.args_after[0] if outcome.args_after else None, scaled, scale)
+
+
+def norm_fault(student, scaled, scale):
+    """Raises a Mistake when the student's global_grad_norm (TODO 2) is wrong on the real gradients."""
+    if not (isinstance(scale, (int, float)) and scale > 0):
+        return
     real = unscaled_reference(scaled, scale)
-    try:
-        check_gradients(outcome.value, real, _("unscale_gradients on the same gradients"), scale_factors(scale))
-        expect_inputs_untouched(outcome.args_after[0] if outcome.args_after else None, scaled, scale)
-    except Mistake as mistake:
-        return 1, mistake.message
     if not all(g is None or bool(torch.isfinite(g).all()) for g in real):
-        return None, None
+        return
     outcome = student.call("global_grad_norm", real)
     if not outcome.ok:
         if outcome.error.kind == "exception":
-            return 2, _("global_grad_norm raises {error} on the real gradients.", error=outcome.error.headline())
-        return None, None
-    try:
-        norm = expect_tensor(outcome.value, _("global_grad_norm of the real gradients"), dtype=torch.float32,
-                             shape=())
-        expect_norm_value(norm, flat_norm(real), _("global_grad_norm of the real gradients"),
-                          norm_candidates(real))
-    except Mistake as mistake:
-        return 2, mistake.message
-    return None, None
+            raise Mistake(_("global_grad_norm raises {error} on the real gradients.", error=outcome.error.headline()))
+        return
+    norm = expect_tensor(outcome.value, _("global_grad_norm of the real gradients"), dtype=torch.float32, shape=())
+    expect_norm_value(norm, flat_norm(real), _("global_grad_norm of the real gradients"), norm_candidates(real))
 
 
 @contextlib.contextmanager
 def blaming_upstream(student, scaled, scale):
-    """A plan check that fails is blamed on TODO 1 or 2 when that function is the cause."""
-    try:
+    """A plan check that fails is blamed on TODO 1 or 2 when that function is the cause (TODO 1 asked first)."""
+    with builds_on(2, lambda: norm_fault(student, scaled, scale)), \
+            builds_on(1, lambda: unscale_fault(student, scaled, scale)):
         yield
-    except Mistake as mistake:
-        if mistake.todo is None:
-            todo, evidence = upstream_fault(student, scaled, scale)
-            if todo and str(evidence) == str(mistake.message):
-                raise Mistake(evidence, todo) from None
-            if todo:
-                raise Mistake(_("{symptom}\n  The cause: {evidence}", symptom=mistake.message, evidence=evidence),
-                              todo) from None
-        raise
 
 
 def expect_number(value, what):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.authoring import REPO_ROOT, LANGUAGES, _, resolve_language, text as t
+from autograder.authoring import REPO_ROOT, LANGUAGES, _, help_language, resolve_language, text as t
 from autograder.assignment.lab import check as lab_check
 from autograder.assignment.lab.layout import plain_text
 
@@ -18,7 +18,7 @@ SELF_REPORTED = _("lab records are self-reported: check-lab verifies that a reco
 
 
 def add_parser(subparsers):
-    lang = resolve_language(None, root=str(REPO_ROOT))
+    lang = help_language(str(REPO_ROOT))  # --lang of this command line, else the configured one
     parser = subparsers.add_parser(
         "check-lab",
         help=t("validate a GPU lab record and say whether it earns the optional credit", lang),

@@ -90,7 +90,9 @@ def test_finite_update_and_clipping(student):
                                     shape=str(tuple(norm.shape))))
         expect(math.isclose(float(norm), 5.0, rel_tol=1e-6), numbers_message(
             _("grad_norm (the norm of the real gradient [3, 4])"), float(norm), 5.0, {
-                _("the clip coefficient 0.5 (this is the norm after clipping; report the one before)"): 0.5,
+                # here the clip coefficient is also 1/scale: either mistake gives 0.5
+                _("both the clip coefficient 0.5 and 1/scale: the norm after clipping (report the one before), "
+                  "or gradients divided by the scale twice"): 0.5,
                 _("the scale 2 (this is the norm of the scaled gradients, measured before unscaling)"): 2.0,
                 _("scale² (the gradients were multiplied by scale instead of divided by it)"): 4.0}))
         coefficient = plan["clip_coefficient"]

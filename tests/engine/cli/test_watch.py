@@ -95,9 +95,10 @@ def unscale_gradients(scaled_gradients, scale):
 
 
 def _frames(data):
-    """The screens watch drew, as their lines (control sequences taken out)."""
+    """The screens watch drew, as their lines (control sequences and colours taken out)."""
     frames = [frame.split(terminal.ERASE_BELOW)[0] for frame in data.split(terminal.HOME)[1:]]
-    return [[line.replace(terminal.ERASE_LINE, "") for line in frame.split("\r\n")] for frame in frames]
+    return [[re.sub(r"\x1b\[[0-9;]*m", "", line.replace(terminal.ERASE_LINE, "")) for line in frame.split("\r\n")]
+            for frame in frames]
 
 
 @pytest.mark.slow

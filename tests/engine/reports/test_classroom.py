@@ -23,6 +23,7 @@ from support import classroom_reporter as reporter  # noqa: E402
 from support import toy  # noqa: E402
 from support.cli import autograder_command  # noqa: E402
 from support.helpers import ROOT  # noqa: E402
+from support.language_check import english_runs  # noqa: E402
 from support.runner_files import output_values, workflow_commands  # noqa: E402
 
 WORKFLOW = ROOT / ".github" / "workflows" / "classroom.yml"
@@ -331,9 +332,24 @@ def test_report_step_without_results_reports_an_error_not_a_score(tmp_path):
     ("true", "", "false")])
 def test_mode_step_needs_both_the_secret_and_the_variable(tmp_path, has_token, repo, hidden):
     output, summary, _ = _run_step("mode", tmp_path, {"HAS_TOKEN": has_token, "HIDDEN_TESTS_REPO": repo})
-    assert output.read_text(encoding="utf-8") == f"hidden={hidden}\n"
+    assert output.read_text(encoding="utf-8") == f"lang=en\nhidden={hidden}\n"
     # Without hidden tests the job summary says so before the grade's own table.
     assert ("visible tests only" in summary) == (hidden == "false")
+
+
+def test_the_notes_the_job_writes_itself_are_in_the_courses_language(tmp_path):
+    """A Chinese course (the template's [tool.autograder] lang) reads Chinese notes."""
+    (tmp_path / "pyproject.toml").write_text('[tool.autograder]\nlang = "zh"\n', encoding="utf-8")
+    output, summary, _ = _run_step("mode", tmp_path, {"HAS_TOKEN": "false", "HIDDEN_TESTS_REPO": ""})
+    assert output.read_text(encoding="utf-8") == "lang=zh\nhidden=false\n"
+    assert summary.startswith("> 这个仓库没有配置隐藏测试") and not english_runs(summary, 2)
+    output, summary, _ = _run_step("fallback", tmp_path,
+                                   {"MAX_SCORE": "36", "GRADE_OUTCOME": "failure", "COURSE_LANG": "zh"})
+    values = reporter.read_github_output(output)
+    payload = reporter.read_results("grade", {"GRADE_RESULTS": values[0]})[0][1]
+    assert reporter.contract_problems(payload, values[0]) == []
+    assert payload["tests"][0]["name"] == "评分器没有运行完" and "failure" in payload["tests"][0]["message"]
+    assert summary.startswith("## 自动评分：0 / 36") and english_runs(summary, 2) == []
 
 
 def test_prepare_step_grades_with_the_trusted_copy_in_mode_a(tmp_path):

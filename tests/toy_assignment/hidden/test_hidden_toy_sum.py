@@ -3,7 +3,9 @@ import random
 
 import pytest
 
-from autograder.authoring import _, expect, value_of
+from autograder.authoring import _, expect
+
+from .. import checks
 
 pytestmark = [pytest.mark.module("toy_sum"), pytest.mark.visibility("hidden")]
 
@@ -14,6 +16,6 @@ pytestmark = [pytest.mark.module("toy_sum"), pytest.mark.visibility("hidden")]
 def test_total(student, seed):
     """total of a random list"""
     numbers = [random.Random(seed).randint(-50, 50) for _ in range(5)]
-    got = value_of(student.call("total", numbers), "toy_sum.py")
+    got = checks.answer(student, "total", numbers)
     expect(got == sum(numbers), _("total({numbers}) should be {want}, got {got}.",
                                   numbers=repr(numbers), want=sum(numbers), got=repr(got)))
