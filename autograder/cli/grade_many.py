@@ -61,8 +61,8 @@ def add_parser(subparsers):
     common.add_report_lang(many)
     common.add_deadline_arguments(many)
     many.add_argument("--extensions", default=None, metavar="FILE.csv",
-                      help=t("with --deadline: per-student deadlines, a CSV file with the header student,deadline "
-                             "(one row per student folder, each deadline like --deadline)", lang))
+                      help=t("with --deadline: per-student deadlines, a CSV file with the header "
+                             "`student,deadline` (one row per student folder, each deadline like --deadline)", lang))
     many.add_argument("--late-policy", default=None, metavar="KEY=VALUE,...",
                       help=t("with --deadline: penalty_per_day=0.1,max_days=3 (default: [tool.autograder.late] in "
                              "the course repository's pyproject.toml; 'none': no late policy this run)", lang))
