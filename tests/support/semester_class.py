@@ -83,3 +83,14 @@ def stand_in_grading(monkeypatch, seen=None, rescore=None):
     monkeypatch.setattr(write, "start_charts", lambda output_dir, *_: charts._Pending(output_dir, {}, None))
     monkeypatch.setenv("AUTOGRADER_GRADER_GUARD", "0")
     monkeypatch.setenv("AUTOGRADER_ASSIGNMENT", toy.PACKAGE)
+
+
+def graded_once(tmp_path_factory, name, build):
+    """For a module-scoped fixture: ``build(folder, monkeypatch)`` with the stand-in grading
+    active, its result yielded and the stand-in kept until the fixture ends (one class graded
+    for every test of a file that only reads it)."""
+    import pytest
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        stand_in_grading(monkeypatch)
+        yield build(tmp_path_factory.mktemp(name), monkeypatch)

@@ -28,8 +28,7 @@ def _fixed_hidden_test(points):
 
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        yield _compared(tmp_path_factory.mktemp("compare"), monkeypatch)
+    yield from semester_class.graded_once(tmp_path_factory, "compare", _compared)
 
 
 def _compared(tmp_path, monkeypatch):

@@ -38,12 +38,10 @@ def _rows(out):
 @pytest.fixture(scope="module")
 def late_class(tmp_path_factory):
     """The class graded once for the tests that only read it (the re-grade test comes last)."""
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        yield _graded(tmp_path_factory.mktemp("late"), monkeypatch)
+    yield from semester_class.graded_once(tmp_path_factory, "late", _graded)
 
 
 def _graded(tmp_path, monkeypatch):
-    semester_class.stand_in_grading(monkeypatch)
     root = tmp_path / "root"
     for name, (history, *_) in CLASS.items():
         semester_class.student(root, name, history)

@@ -32,12 +32,10 @@ def _csv(path):
 
 @pytest.fixture(scope="module")
 def rostered(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        yield _graded(tmp_path_factory.mktemp("roster"), monkeypatch)
+    yield from semester_class.graded_once(tmp_path_factory, "roster", _graded)
 
 
 def _graded(tmp_path, monkeypatch):
-    semester_class.stand_in_grading(monkeypatch)
     root = tmp_path / "root"
     semester_class.student(root, "amp-ana-w", [(BEFORE, 60), (LATE, 100)])     # 1 day late: 90 counts
     semester_class.student(root, "amp-li", [(BEFORE, 70)])

@@ -31,12 +31,10 @@ def _grade(root, out, *options):
 def graded(tmp_path_factory):
     """ana: 93 at the deadline, 100 after; lee: only after the deadline (100); three who have
     not written TODO 2 yet and two with a real mistake (TODO 1)."""
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        yield _graded(tmp_path_factory.mktemp("pages"), monkeypatch)
+    yield from semester_class.graded_once(tmp_path_factory, "pages", _graded)
 
 
 def _graded(tmp_path, monkeypatch):
-    semester_class.stand_in_grading(monkeypatch)
     root, out = tmp_path / "root", tmp_path / "out"
     semester_class.student(root, "ana", [(DAY1, 50), (DAY2, 93), (LATE, 100)])
     semester_class.student(root, "lee", [(LATE, 100)])
