@@ -101,3 +101,13 @@ def test_push_benchmark_replays_the_workflows_install_and_grade(capsys):
                          line)
     assert found, line
     assert abs(float(found[1]) + float(found[2]) - float(found[3])) < 0.2
+
+
+def test_history_benchmark_times_the_history_the_class_and_the_rerun(capsys):
+    """A rehearsal of benchmarks/bench_history.py (the 100 x 20 class is ten minutes: run by hand):
+    two students of four commits, every commit in their history, nothing graded on the rerun."""
+    code = _bench("bench_history").main(["--students", "2", "--commits", "4", "--jobs", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "class: 2 students x 4 commits" in out and "grade-many --history:" in out and ": 8 commits," in out
+    assert "nothing new:" in out and ", 0 jobs" in out and "under 10 minutes with --jobs 1: yes" in out
