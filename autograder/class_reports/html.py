@@ -292,9 +292,10 @@ def _similar(partners, lang):
     names = list(dict.fromkeys(name for partner in partners for name in partner.get("names") or [partner["other"]]))
     if not names:
         return ""
+    # the title (the whole list on hover, where the cell is cut) is the names as shown: escaped,
+    # never the raw text of a folder's name
     shown = vocabulary.listed([esc(name, 120) for name in names], lang)
-    whole = html.escape(vocabulary.listed([str(name)[:120] for name in names], lang))
-    return f'<div class="similar" title="{whole}">{shown}</div>'
+    return f'<div class="similar" title="{shown}">{shown}</div>'
 
 
 

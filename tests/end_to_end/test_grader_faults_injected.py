@@ -23,8 +23,8 @@ STUDENTS_FAULT = {"en": ("Your code raised", "could not be read", "Your code's a
 # name: (file, text, the text with the fault, modules graded, with hidden tests, the fault's place)
 INJECTED = {
     # the judge's and the worker's base64 decoding, as Python 3.10 had it (issue 44)
-    "decoder": ("autograder/sandbox/wire.py", "a2b_base64(data, strict_mode=True)",
-                "a2b_base64(data, strict_mode=True, no_such_option=True)", ["amp_update"], False,
+    "decoder": ("autograder/sandbox/wire.py", "return binascii.a2b_base64(data, strict_mode=True)",
+                "return binascii.a2b_base64(data, strict_mode=True, no_such_option=True)", ["amp_update"], False,
                 "autograder/sandbox/wire.py:"),
     # the worker's encoder, on a tuple update_scale returns as the contract says (the judge's
     # requests hold none)
