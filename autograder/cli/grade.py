@@ -40,6 +40,17 @@ def write_outputs(report, args):
                   after=[t("results written to {path}", args.lang, path=args.results)])
 
 
+def _prepare(submission):
+    """(A, while the judge process starts: it reads its job, and runs no student code,
+    only once this returned) what writing the outputs needs, imported and read now,
+    before any student code runs; returns the submission's tamper flags."""
+    from autograder.intake.integrity import submission_tamper_flags
+    from autograder.reports import classroom
+
+    classroom.preload()
+    return submission_tamper_flags(submission)
+
+
 def run(args):
     args.lang = resolve_language(args.lang, root=str(locations.REPO_ROOT))
     display = args.submission or "exercises"
@@ -58,20 +69,17 @@ def run(args):
         warn(usage_error)
         return 2
     try:
-        from autograder.intake.integrity import submission_tamper_flags
         from autograder.judge_process.running_test import RunningTest
-        from autograder.reports import classroom
-
-        classroom.preload()
-        from autograder.judge_process.grading import grade_in_clean_process
 
         if usage_error:
             report = crash_report(display, args.seed, usage_error, args.lang)
         else:
+            from autograder.judge_process.grading import grade_in_clean_process
+
             running = RunningTest(args.lang)
             try:
                 report = grade_in_clean_process(submission, seed=args.seed, include_hidden=not args.visible_only,
-                                                flags=submission_tamper_flags(submission), lang=args.lang,
+                                                flags=lambda: _prepare(submission), lang=args.lang,
                                                 modules=args.module, display_dir=display, on_wait=running)
             finally:
                 running.clear()

@@ -177,16 +177,21 @@ def read_answer(path, limit=MAX_ANSWER_BYTES):
         return b""
 
 
-def run_once(role, job, prefix, on_wait=None):
+def run_once(role, job, prefix, on_wait=None, meanwhile=None):
     """(A) ``job`` (a dict) served by a fresh judge process running ``role``: its answer,
     a dict. The job gets ``result`` (where B answers) and ``progress`` (where B appends
     the test it starts, :class:`Progress`); ``on_wait(progress)`` is called every WAIT_S
-    while B works. Ctrl-C, SIGTERM or SIGHUP stop B, then raise KeyboardInterrupt.
-    Raises :class:`GradingFailed` when B fails or answers nonsense."""
+    while B works. ``meanwhile()``, A's own preparation, runs once B has started and
+    before B gets its job, so that it overlaps B's start (torch's import): B waits for its
+    job before it reads anything of a submission, so no student code runs before A has
+    done; what it returns (a dict, or None) is added to the job. Ctrl-C, SIGTERM or
+    SIGHUP stop B, then raise KeyboardInterrupt. Raises :class:`GradingFailed` when B
+    fails or answers nonsense."""
     with interrupts.as_interrupt() as received, Judge(role, prefix) as judge:
         result = judge.path("report.json")
         progress = Progress(judge.path("progress"))
-        judge.send(dict(job, result=result, progress=progress.path))
+        extra = meanwhile() if meanwhile is not None else None
+        judge.send(dict(job, **(extra or {}), result=result, progress=progress.path))
 
         def waiting():
             received.check()
