@@ -230,13 +230,19 @@ def check_language(value):
 def configured_language(root="."):
     """``[tool.autograder] lang`` from ``root/pyproject.toml`` (None if unset or unreadable)."""
     try:
+        with open(os.path.join(root, "pyproject.toml"), "rb") as handle:
+            content = handle.read()
+    except OSError:
+        return None
+    if b"autograder" not in content:  # cannot hold the setting: not parsed (tomllib costs a command line 20 ms)
+        return None
+    try:
         import tomllib
     except ImportError:  # Python 3.10
         return _scan_pyproject(root)
     try:
-        with open(os.path.join(root, "pyproject.toml"), "rb") as handle:
-            data = tomllib.load(handle)
-    except (OSError, ValueError):
+        data = tomllib.loads(content.decode("utf-8"))
+    except ValueError:
         return None
     setting = data.get("tool", {}).get("autograder", {})
     return check_language(setting.get("lang")) if isinstance(setting, dict) else None

@@ -23,7 +23,8 @@ import time
 
 from autograder import locations
 from autograder.sandbox.confine import platforms
-from autograder.sandbox.environment import SAFE_ENVIRONMENT, forking_environment, scrubbed_environment  # noqa: F401
+from autograder.sandbox.environment import (SAFE_ENVIRONMENT, forking_environment, scrubbed_environment,  # noqa: F401
+                                            spawn_forgoes_confinement, use_zygote)
 
 PACKAGE_ROOT = str(locations.REPO_ROOT)
 READY_TIMEOUT_S = 180.0
@@ -376,16 +377,6 @@ def fork_zygote_here():
         zygote.forked_main(theirs)  # never returns
     theirs.close()
     return ZygoteBoxes(ours, _ForkedProcess(pid), ready=True)
-
-
-def use_zygote():
-    return sys.platform.startswith("linux") and os.environ.get("AUTOGRADER_SANDBOX", "zygote") != "spawn"
-
-
-def spawn_forgoes_confinement():
-    """Linux asked to spawn (``AUTOGRADER_SANDBOX=spawn``, the macOS/Windows path, for
-    debugging): its workers get rlimits only, not the zygote's confinement."""
-    return sys.platform.startswith("linux") and not use_zygote()
 
 
 def start_boxes():
