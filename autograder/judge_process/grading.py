@@ -69,7 +69,7 @@ def grade(job, boxes):
 
     return grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
                             flags=job["flags"], boxes=boxes, lang=job.get("lang") or "en",
-                            modules=job.get("modules"), display_dir=job.get("display"))
+                            modules=job.get("modules"), display_dir=job.get("display"), apart=True)
 
 
 def serve(boxes):
