@@ -62,6 +62,12 @@ def main(argv=None):
     # without it torch warns on every command that imports it (conformance, check-lab...)
     warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
     argv = list(sys.argv[1:] if argv is None else argv)
+    # A Python or machine torch has no build for, or a venv without the requirements: say
+    # which Python to install or what to activate, before an import fails (stdlib only).
+    from autograder import python_range
+
+    if python_range.check_grader(argv):
+        return 1
     from autograder import active_assignment, locations
 
     try:

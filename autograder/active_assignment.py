@@ -43,6 +43,7 @@ class Assignment:
     todos: dict                      # module -> {todo number: what it builds (a message)}
     builds_on: dict                  # todo -> TODOs it uses directly
     hidden_points: dict              # module -> points only the hidden suites hold
+    todo_functions: dict = dataclasses.field(default_factory=dict)  # todo -> qualified name of its function
     module_labels: dict = dataclasses.field(default_factory=dict)  # module -> how its messages name it
     optional_module: str = ""        # the results tag of optional credit (e.g. a lab), "" if none
     worker_side: str = ""            # imported by the zygote: scenarios and per-module guards
@@ -173,6 +174,7 @@ def load(package):
         package=package, folder=folder, title=description.TITLE,
         modules=tuple(description.MODULES), todos=dict(description.TODOS),
         builds_on=dict(getattr(description, "BUILDS_ON", {})),
+        todo_functions=dict(getattr(description, "TODO_FUNCTIONS", {})),
         hidden_points=dict(getattr(description, "HIDDEN_POINTS", {})),
         module_labels=dict(getattr(description, "MODULE_LABELS", {})),
         optional_module=getattr(description, "OPTIONAL_MODULE", ""),

@@ -98,12 +98,15 @@ def measure(chapter, module, case, seeds, boxes, work):
     folder = make_submission(work / case.name, {module: case.source(module)})
     row = {"module": module, "name": case.name, "todo": case.todo,
            "public_fail": public_tests_fail(chapter, folder, module)}
-    local = grade_submission(folder, seed=seeds[0], include_hidden=False, modules=[module], boxes=boxes, lang="zh")
+    limits = case.sandbox_limits()  # an endless loop's small limits
+    local = grade_submission(folder, seed=seeds[0], include_hidden=False, modules=[module], boxes=boxes, lang="zh",
+                             limits=limits)
     row["local"], row["local_max"] = local.by_module()[module]
     row["local_todo"] = local.diagnosis.get(module, {}).get("todo")
     row["full"], row["full_todo"] = [], None
     for seed in seeds:
-        full = grade_submission(folder, seed=seed, include_hidden=True, modules=[module], boxes=boxes, lang="zh")
+        full = grade_submission(folder, seed=seed, include_hidden=True, modules=[module], boxes=boxes, lang="zh",
+                                limits=limits)
         score, row["full_max"] = full.by_module()[module]
         row["full"].append(score)
         if row["full_todo"] is None:

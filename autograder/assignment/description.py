@@ -52,6 +52,16 @@ BUILDS_ON = {
     13: (12,),
 }
 
+# todo -> the function (qualified name) whose body holds it in the stub: where the student's
+# code of a line is, when its comments are gone (a loop's place at a timeout names its TODO).
+# tests/assignment/test_stubs_and_public_tests.py checks it against the stubs.
+TODO_FUNCTIONS = {
+    1: "unscale_gradients", 2: "global_grad_norm", 3: "plan_mixed_precision_update",
+    4: "update_scale", 5: "LossScaler.scale", 6: "LossScaler.unscale_", 7: "LossScaler.step",
+    8: "LossScaler.update", 9: "LossScaler.state_dict",
+    10: "train_step", 11: "train_step", 12: "train_step", 13: "train_step",
+}
+
 # The student template ships without hidden/, so a local grade cannot count
 # these: this table lets it say, per module, how much was not run there.
 # tests/assignment/test_assignment_points.py collects the hidden suites and fails on drift.

@@ -45,6 +45,7 @@ def _grade(job, boxes, progress_fd):
         planned.append(ForkJob(data["student"], data["submission"], data["layout"], data["out_dir"],
                                data["seed"], data["include_hidden"], data["timeout"]))
         planned[-1].label, planned[-1].lang, planned[-1].extra = data["label"], data["lang"], data["extra"]
+        planned[-1].modules = data.get("modules")
         planned[-1].entry = {}
     warnings, info = [], {}
     try:

@@ -21,39 +21,54 @@ import time
 from autograder import locations
 from autograder.batch.grade_class import (BatchInterrupted, UsageError, discover, parse_shard, release_reserve,
                                           run_batch, select_shard)
-from autograder.batch.manifest import MANIFEST, _now, merge_manifests, read_manifest, write_manifest
+from autograder.batch.manifest import (MANIFEST, _now, grader_identity, merge_manifests, read_manifest,
+                                      write_manifest)
+from autograder.batch.terms import options
 from autograder.i18n import resolve_language
 from autograder.judging.results import CLASS_STATUSES
 from autograder.reports.safe_text import terminal_line
 from autograder.sandbox import environment
 
 
-def deadline_spec(args, recorded=None):
-    """The :class:`~autograder.batch.deadline.DeadlineSpec` the options ask for (or the
-    one ``recorded`` in run.json when re-grading without them), or None."""
-    from autograder.batch import deadline
+def _compared(args, output_dir):
+    """What run.json records of ``--compare OLD_DIR``: the folder, its seed and grader; None without it."""
+    if not getattr(args, "compare", None):
+        return None
+    old = pathlib.Path(args.compare)
+    if old.resolve() == output_dir.resolve():
+        raise UsageError(f"--compare {old}: that is the output folder itself; compare with an earlier run's folder")
+    recorded = read_manifest(old)
+    if recorded is None:
+        raise UsageError(f"--compare {old}: no {MANIFEST} (not a grade-many output folder)")
+    return {"dir": str(old.resolve()), "seed": recorded.get("seed"), "grader": recorded.get("grader")}
 
-    if args.deadline is None:
-        if recorded and getattr(args, "only", None):
-            args.deadline = recorded.get("deadline")
-            args.deadline_source = recorded.get("source", "committed")
-            args.pushes = args.pushes or recorded.get("pushes_file")
-            args.also_latest = args.also_latest or bool(recorded.get("also_latest"))
-        if args.deadline is None:
-            if args.deadline_source != "committed" or args.pushes or getattr(args, "also_latest", False):
-                raise UsageError("--deadline-source, --pushes and --also-latest need --deadline")
-            return None
+
+def deadline_spec(args, recorded=None):
+    """The :class:`~autograder.batch.terms.deadlines.DeadlineSpec` the options ask for, or None
+    (:func:`autograder.batch.terms.options.deadline_spec`; a problem is bad usage)."""
+    return _terms(args, options.deadline_spec, args, recorded)
+
+
+def recorded_extensions(manifest):
+    """``{student: deadline}`` of the extensions a run.json records (the unreadable left out)."""
+    from autograder.batch.terms.times import TermsError, parse_deadline
+
+    found = {}
+    for student, entry in ((manifest or {}).get("extensions") or {}).items():
+        try:
+            found[student] = parse_deadline(entry["deadline"])
+        except (TermsError, KeyError, TypeError):
+            continue
+    return found
+
+
+def _terms(args, read, *params):
+    """``read(*params)``, a :class:`~autograder.batch.terms.times.TermsError` said in the TA's language."""
+    from autograder.batch.terms.times import TermsError
+
     try:
-        when = deadline.parse_deadline(args.deadline)
-        if args.deadline_source == "pushed":
-            if not args.pushes:
-                raise UsageError("--deadline-source pushed needs --pushes FILE (see docs/ta-guide.md)")
-            return deadline.DeadlineSpec(when, deadline.PUSHED, deadline.load_pushes(args.pushes),
-                                         str(pathlib.Path(args.pushes).resolve()))
-        if args.pushes:
-            raise UsageError("--pushes is only read with --deadline-source pushed")
-        return deadline.DeadlineSpec(when)
-    except deadline.DeadlineError as exc:
+        return read(*params)
+    except TermsError as exc:
         raise UsageError(exc.render(staff_language(args))) from None
 
 
@@ -88,17 +103,25 @@ def grade_many(args, judge_process=True):
     shard = parse_shard(args.shard) if args.shard else None
     previous = read_manifest(output_dir)
     chosen = _chosen(args, root, students, shard)
+    compared = _compared(args, output_dir)
     seed = args.seed
     if seed is None and args.only and previous:
         seed = previous.get("seed")
+    if seed is None and compared:   # the old run's inputs: what changes is the grader
+        seed = compared.get("seed")
     seed = new_seed() if seed is None else int(seed)
     lang = args.lang or ((previous or {}).get("lang") if args.only else None)
 
     keep = previous if (args.only and previous) else None
-    spec = deadline_spec(args, (previous or {}).get("deadline") if keep else None)
+    terms = _terms(args, options.resolve, args, keep, chosen, students)
+    spec, extensions, policy, roster = terms.spec, terms.extensions, terms.policy, terms.roster
+    grader = grader_identity()
+    regraded = _regrade_warnings(keep, chosen, seed, grader)   # before the record takes this run's facts
+    # a re-grade keeps the run's history going (its mode as recorded)
+    history_mode = getattr(args, "history", None) or ((keep or {}).get("history") or {}).get("mode")
     manifest = keep or {"students": {}}
     manifest.update({
-        "version": 1, "seed": manifest.get("seed", seed) if keep else seed,
+        "version": 1, "seed": manifest.get("seed", seed) if keep else seed, "grader": grader,
         "root": str(root.resolve()), "visible_only": bool(args.visible_only),
         "shard": f"{shard[0]}/{shard[1]}" if shard else manifest.get("shard"),
         "class_size": len(students), "started": _now(), "lang": lang,
@@ -110,11 +133,21 @@ def grade_many(args, judge_process=True):
         manifest["deadline"] = dict(spec.describe(), also_latest=bool(args.also_latest))
     elif not keep:
         manifest.pop("deadline", None)
+    for key, value in (("extensions", extensions), ("late_policy", policy.describe() if policy else None),
+                       ("roster", roster), ("compare", compared or (manifest.get("compare") if keep else None))):
+        if value:
+            manifest[key] = value
+        else:
+            manifest.pop(key, None)
+    own = [f"{student} {extensions[student]['deadline']}" for student in chosen if student in extensions]
     print(f"grade-many: {len(chosen)} of {len(students)} folder(s) in {root}"
           + (f", shard {shard[0]}/{shard[1]}" if shard else "") + f"; seed {seed}"
-          + (f"; deadline {manifest['deadline']['deadline']} ({spec.source})" if spec else ""), file=sys.stderr)
+          + (f"; deadline {manifest['deadline']['deadline']} ({spec.source})" if spec else "")
+          + (f"; extension: {', '.join(own)}" if own else "")
+          + (f"; late policy {policy.penalty_per_day:g} a day, at most {policy.max_days} day(s)" if policy else ""),
+          file=sys.stderr)
     started = time.monotonic()
-    warnings = []
+    warnings = regraded
     info = {}
     interrupted = False
     # Exported commits live here until similarity has read them (never in the student's folder).
@@ -136,6 +169,7 @@ def grade_many(args, judge_process=True):
                                 progress=not args.no_progress, manifest_entries=manifest["students"],
                                 warnings=warnings, allow_unconfined=args.allow_unconfined, info=info,
                                 deadline=spec, also_latest=args.also_latest, workdir=workdir, lang=lang,
+                                grader=grader, roster=roster_of(roster), history=history_mode,
                                 clean_process=judge_process, meanwhile=meanwhile)
         except BatchInterrupted as exc:
             entries, interrupted = exc.entries, True
@@ -148,6 +182,8 @@ def grade_many(args, judge_process=True):
     manifest["finished"] = _now()
     if "isolation" in info:
         manifest["isolation"] = info["isolation"]
+    if "history" in info:
+        manifest["history"] = info["history"]
     outputs = write_class_outputs(output_dir, manifest)
     wall = time.monotonic() - started
     counts = collections.Counter(entries[s]["status"] for s in chosen)
@@ -159,6 +195,27 @@ def grade_many(args, judge_process=True):
     for path in outputs:
         print(f"wrote {path}")
     return 130 if interrupted else 0
+
+
+def roster_of(recorded):
+    """``{folder: the roster's record of its student}`` from what run.json records of a roster."""
+    students = (recorded or {}).get("students") or []
+    return {student["folder"]: {key: student.get(key) for key in ("identifier", "github_username", "name")}
+            for student in students if isinstance(student, dict) and student.get("folder")}
+
+
+def _regrade_warnings(keep, chosen, seed, grader):
+    """What a re-grade does not share with the run it re-grades (each results.json says its own)."""
+    if not keep:
+        return []
+    who, said = ", ".join(chosen), []
+    if keep.get("seed") not in (None, seed):
+        said.append(f"{who} re-graded with seed {seed}, not the run's {keep['seed']}")
+    if keep.get("grader") not in (None, grader):
+        said.append(f"{who} re-graded by another grader than the run's (course commit "
+                    f"{str(grader.get('commit'))[:12]}, suites {str(grader.get('suites'))[:12]}); each results.json "
+                    "names the grader that graded it")
+    return said
 
 
 def run_similarity(args, output_dir, submissions, shard, warnings):

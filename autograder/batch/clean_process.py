@@ -29,7 +29,8 @@ from autograder.judge_process import interrupts, launcher
 
 MAX_RESULT_BYTES = launcher.MAX_ANSWER_BYTES
 STOP_WAIT_S = 120.0  # after Ctrl-C: B kills its children and writes every row
-_JOB_FIELDS = ("student", "submission", "layout", "seed", "include_hidden", "timeout", "label", "lang", "extra")
+_JOB_FIELDS = ("student", "submission", "layout", "seed", "include_hidden", "timeout", "label", "lang", "extra",
+               "modules")
 
 
 def _job_data(job):

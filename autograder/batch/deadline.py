@@ -9,7 +9,7 @@ Two ways to say which commit was "there" (``--deadline-source``):
   student's machine (a wrong clock, or ``GIT_COMMITTER_DATE``, moves it).
 - ``pushed``: the branch head after the student's last push at or before the
   deadline, from a file of push times recorded by the server (see
-  :func:`load_pushes`; the grade-class workflow builds it from GitHub's
+  :func:`autograder.batch.terms.deadlines.load_pushes`; the grade-class workflow builds it from GitHub's
   repository activity API). Needs that record, but a student cannot forge it.
 
 A folder that is not a git repository is graded as it is, and marked so.
@@ -17,123 +17,17 @@ Nothing here changes the student's folder: see :mod:`autograder.batch.git_snapsh
 """
 import dataclasses
 import datetime
-import json
 import pathlib
-import re
 
 from autograder.batch import git_snapshot
-from autograder.i18n import _, render
-from autograder.intake import safe_files
+from autograder.batch.terms.deadlines import (COMMITTED, PUSHED, SOURCES, WORKING_TREE, DeadlineSpec,  # noqa: F401
+                                             load_pushes)
+from autograder.batch.terms.times import EXAMPLE_ZONE, TermsError, iso, parse_deadline  # noqa: F401
 from autograder.batch.jobs import CRASHED, NO_COMMIT
 
-COMMITTED, PUSHED, WORKING_TREE = "committed", "pushed", "working tree"
-SOURCES = (COMMITTED, PUSHED)
-PUSHES_VERSION = 1
-MAX_PUSHES_BYTES = 64 * 2**20
-_SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
-
-
-class DeadlineError(ValueError):
-    """A deadline or push file that cannot be used; the message says why (a
-    :class:`~autograder.i18n.Message` where a TA of either language reads it)."""
-
-    def render(self, lang=None):
-        return render(self.args[0], lang) if self.args else ""
-
-    def __str__(self):
-        return str(self.render())
-
-
-# A date with no time (extended or basic form), perhaps with a zone: not a deadline.
-_DATE_ONLY = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(Z|z|[+-]\d{2}(?::?\d{2})?)?")
-EXAMPLE_ZONE = "+08:00"
-
-
-def parse_deadline(text):
-    """``2026-12-15T23:59+08:00`` (ISO 8601 with a zone: ``Z`` or ``±HH:MM``) -> aware datetime.
-
-    A date alone is refused: it would mean the start of that day, which is never what
-    "due on the 1st" means; the error suggests the day's end in full."""
-    value = str(text).strip()
-    date_only = _DATE_ONLY.fullmatch(value)
-    if date_only:
-        year, month, day, zone = date_only.groups()
-        zone = "Z" if zone in ("z", "Z") else zone or EXAMPLE_ZONE
-        raise DeadlineError(_("--deadline {value}: a date alone would mean the very start of that day (00:00). "
-                              "Give the time it is due and its time zone, e.g. {example}.",
-                              value=repr(text), example=f"{year}-{month}-{day}T23:59{zone}"))
-    try:
-        when = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
-    except ValueError:
-        raise DeadlineError(_("--deadline {value}: expected an ISO 8601 time with its zone, such as {example}.",
-                              value=repr(text), example="2026-12-15T23:59+08:00")) from None
-    if when.tzinfo is None or when.utcoffset() is None:
-        raise DeadlineError(_("--deadline {value} has no time zone: add one, e.g. {example} or {utc}.",
-                              value=repr(text), example=value + EXAMPLE_ZONE, utc=value + "Z"))
-    return when
-
-
-def _parse_time(value, where):
-    if not isinstance(value, str):
-        raise DeadlineError(f"{where}: pushed_at is not a string")
-    try:
-        return parse_deadline(value)
-    except DeadlineError:
-        raise DeadlineError(f"{where}: pushed_at {value[:40]!r} is not an ISO 8601 time with a zone") from None
-
-
-def load_pushes(path):
-    """The push record: ``{student folder: [(sha, pushed_at datetime), ...]}``.
-
-    The file (JSON, strict)::
-
-        {"version": 1,
-         "pushes": {"course-alice": [{"sha": "<40 hex>", "pushed_at": "2026-12-15T15:58:03Z"}, ...],
-                    ...}}
-
-    One entry per push to the default branch: ``sha`` is the branch head after
-    that push, ``pushed_at`` when the server received it (with a zone). Other
-    keys (``ref``, ``activity_type``...) are allowed and ignored.
-    """
-    try:
-        raw = safe_files.read_regular(str(path), MAX_PUSHES_BYTES)
-        data = json.loads(raw.decode("utf-8"))
-    except safe_files.UnsafeFile as exc:
-        raise DeadlineError(f"--pushes {path}: {safe_files.describe(exc.kind, exc.detail)}") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise DeadlineError(f"--pushes {path}: not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("version") != PUSHES_VERSION or not isinstance(data.get("pushes"), dict):
-        raise DeadlineError(f"--pushes {path}: expected {{\"version\": {PUSHES_VERSION}, \"pushes\": {{folder: [...]}}}}")
-    table = {}
-    for student, pushes in data["pushes"].items():
-        if not isinstance(pushes, list):
-            raise DeadlineError(f"--pushes {path}: the pushes of {student!r} are not a list")
-        rows = []
-        for index, push in enumerate(pushes):
-            where = f"--pushes {path}: {student!r}[{index}]"
-            if not isinstance(push, dict) or not isinstance(push.get("sha"), str) \
-                    or not _SHA.fullmatch(push["sha"].lower()):
-                raise DeadlineError(f"{where}: needs a full hexadecimal 'sha'")
-            rows.append((push["sha"].lower(), _parse_time(push.get("pushed_at"), where)))
-        table[student] = rows
-    return table
-
-
-@dataclasses.dataclass
-class DeadlineSpec:
-    when: datetime.datetime
-    source: str = COMMITTED
-    pushes: dict = None           # student -> [(sha, datetime)] for PUSHED
-    pushes_file: str = ""
-
-    def describe(self):
-        return {"deadline": iso(self.when, self.when), "source": self.source,
-                **({"pushes_file": self.pushes_file} if self.source == PUSHED else {})}
-
-
-def iso(when, zone_of):
-    """``when`` shown in the deadline's zone (what the comparison means), seconds precision."""
-    return when.astimezone(zone_of.tzinfo).isoformat(timespec="seconds")
+# What the course's terms say (the deadline, the push record, extensions, a late policy)
+# is read in autograder/batch/terms/; here is which commit they make count.
+DeadlineError = TermsError
 
 
 def _from_timestamp(timestamp, deadline):
@@ -161,6 +55,7 @@ class Snapshot:
     record: dict                  # extra_data.submission_commit
     tree: pathlib.Path = None     # exported graded commit (None: grade the folder as it is / nothing)
     latest_tree: pathlib.Path = None
+    late_tree: pathlib.Path = None    # with a late policy: the last commit of the late window, exported
     status: str = ""              # '' (grade), NO_COMMIT, or CRASHED (unreadable repository)
     reason: str = ""
     notes: list = dataclasses.field(default_factory=list)
@@ -179,7 +74,10 @@ def default_branch(clone):
 def take_snapshot(student_dir, student, spec, workdir, also_latest=False):
     """Export the commit that counts for ``student`` (and the branch head with
     ``also_latest``) under ``workdir``; never raises for a student's repository."""
-    record = {"deadline": iso(spec.when, spec.when), "source": spec.source}
+    when = spec.when_for(student)
+    record = {"deadline": iso(when, when), "source": spec.source}
+    if student in spec.extensions:
+        record.update(extension=True, class_deadline=iso(spec.when, spec.when))
     kind = git_snapshot.has_repository(student_dir)
     if kind is None:
         record.update(source=WORKING_TREE, note="not a git repository: graded as it is; no deadline could be checked")
@@ -195,22 +93,27 @@ def take_snapshot(student_dir, student, spec, workdir, also_latest=False):
             record.update(sha=None, later_commits=0)
             return Snapshot(record, status=NO_COMMIT, reason="the repository has no commit")
         record["branch"] = branch
-        chosen = _choose(clone, head, student, spec, record)
+        chosen = _choose(clone, head, student, spec, when, record)
         latest = {"sha": head, "committed_at": iso(_from_timestamp(git_snapshot.commit_timestamp(clone, head),
-                                                                    spec.when), spec.when)}
+                                                                    when), when)}
         snapshot = Snapshot(record)
         if chosen is None:
             record.update(sha=None, later_commits=git_snapshot.count_commits(clone, None, head), latest=latest)
-            snapshot.status, snapshot.reason = NO_COMMIT, _no_commit_reason(spec, student)
+            snapshot.status, snapshot.reason = NO_COMMIT, _no_commit_reason(spec, student, when)
         else:
             record["later_commits"] = git_snapshot.count_commits(clone, record["sha"], head)
             snapshot.tree = base / "graded"
             snapshot.notes = git_snapshot.export_commit(clone, record["sha"], snapshot.tree)
             if head != record["sha"]:
                 record["latest"] = latest
+        if spec.late is not None and "latest" in record:
+            snapshot.late_tree = _late_work(clone, head, student, spec, when, record, base / "late")
         if also_latest and "latest" in record:
-            snapshot.latest_tree = base / "latest"
-            git_snapshot.export_commit(clone, head, snapshot.latest_tree)
+            if snapshot.late_tree is not None and record["late"]["sha"] == head:
+                record["latest"]["same_as"] = "late"    # graded once, as the late work
+            else:
+                snapshot.latest_tree = base / "latest"
+                git_snapshot.export_commit(clone, head, snapshot.latest_tree)
         if snapshot.notes:
             record["notes"] = snapshot.notes
         return snapshot
@@ -218,30 +121,43 @@ def take_snapshot(student_dir, student, spec, workdir, also_latest=False):
         return Snapshot(record, status=CRASHED, reason=f"the git repository could not be read: {exc}")
 
 
-def _choose(clone, head, student, spec, record):
-    """Fill ``record`` with the graded commit; returns its sha, or None."""
+def _late_work(clone, head, student, spec, when, record, destination):
+    """With a late policy: the last commit of the late window (``record["late"]``: its sha,
+    times and days late), exported to ``destination``; None when there is no such commit
+    after the graded one."""
+    found = {}
+    sha = _choose(clone, head, student, spec, spec.late.window_end(when), found)
+    if sha is None or sha == record.get("sha"):
+        return None
+    arrived = datetime.datetime.fromisoformat(found.get("pushed_at") or found["committed_at"])
+    record["late"] = dict(found, days=spec.late.days_late(arrived, when))
+    git_snapshot.export_commit(clone, sha, destination)
+    return destination
+
+
+def _choose(clone, head, student, spec, when, record):
+    """Fill ``record`` with the commit graded at ``when``; returns its sha, or None."""
     if spec.source == PUSHED:
-        found = choose_pushed((spec.pushes or {}).get(student, []), spec.when)
+        found = choose_pushed((spec.pushes or {}).get(student, []), when)
         if found is None:
             return None
         sha, pushed_at = found
         if git_snapshot.resolve(clone, sha) != sha:
-            raise git_snapshot.GitError(f"the commit {sha[:12]} pushed at {iso(pushed_at, spec.when)} is not "
+            raise git_snapshot.GitError(f"the commit {sha[:12]} pushed at {iso(pushed_at, when)} is not "
                                         "in this clone (overwritten by a later force push? fetch it first)")
-        record.update(sha=sha, pushed_at=iso(pushed_at, spec.when),
-                      committed_at=iso(_from_timestamp(git_snapshot.commit_timestamp(clone, sha), spec.when),
-                                       spec.when))
+        record.update(sha=sha, pushed_at=iso(pushed_at, when),
+                      committed_at=iso(_from_timestamp(git_snapshot.commit_timestamp(clone, sha), when), when))
         return sha
-    found = choose_committed(git_snapshot.first_parent_history(clone, head), spec.when)
+    found = choose_committed(git_snapshot.first_parent_history(clone, head), when)
     if found is None:
         return None
     timestamp, sha = found
-    record.update(sha=sha, committed_at=iso(_from_timestamp(timestamp, spec.when), spec.when))
+    record.update(sha=sha, committed_at=iso(_from_timestamp(timestamp, when), when))
     return sha
 
 
-def _no_commit_reason(spec, student):
+def _no_commit_reason(spec, student, when):
     if spec.source == PUSHED and student not in (spec.pushes or {}):
         return "the push record has no entry for this folder"
     what = "push" if spec.source == PUSHED else "commit"
-    return f"no {what} on the default branch at or before {iso(spec.when, spec.when)}"
+    return f"no {what} on the default branch at or before {iso(when, when)}"

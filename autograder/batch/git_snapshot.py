@@ -134,6 +134,46 @@ def count_commits(clone, exclude, include):
     return int(run_git(["rev-list", "--count", *spec, "--"], git_dir=clone).strip())
 
 
+def files_at(clone, sha, paths):
+    """``{path: blob id}`` of the regular files among ``paths`` in commit ``sha`` (links, folders
+    and submodules are no module file)."""
+    found = {}
+    for entry in run_git(["ls-tree", "-z", "--end-of-options", sha, "--", *paths], git_dir=clone).split("\0"):
+        meta, _, path = entry.partition("\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[0] in ("100644", "100755") and fields[1] == "blob":
+            found[path] = fields[2]
+    return found
+
+
+def read_blobs(clone, ids):
+    """``{blob id: bytes}`` of ``ids``, read by one ``git cat-file --batch``; a blob larger
+    than MAX_FILE_BYTES (or missing) is left out, as an export would leave it out."""
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return {}
+    command = ["git", *SAFE_OPTIONS, f"--git-dir={clone}", "cat-file", "--batch"]
+    try:
+        done = subprocess.run(command, input="".join(f"{blob}\n" for blob in ids).encode(), capture_output=True,
+                              timeout=GIT_TIMEOUT_S, env=environment(), cwd="/" if os.name == "posix" else None)
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git cat-file took longer than {GIT_TIMEOUT_S} s") from None
+    if done.returncode != 0:
+        raise GitError(f"git cat-file failed (exit code {done.returncode})")
+    found, out, at = {}, done.stdout, 0
+    for blob in ids:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) != 3 or header[1] != b"blob":
+            continue   # "<id> missing"
+        size = int(header[2])
+        if size <= MAX_FILE_BYTES:
+            found[blob] = out[at:at + size]
+        at += size + 1
+    return found
+
+
 def _member_filter(limits, notes):
     def keep(member, destination):
         if member.issym() or member.islnk():

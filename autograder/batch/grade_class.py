@@ -43,6 +43,7 @@ from autograder.batch.jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULT
                                    _score_of, _write_report, kill_tree,
                                    add_extra_data, sweep_orphans, wait_for_any, zero_report)
 from autograder.batch.plan import locate_submission  # noqa: F401  (batch.locate_submission, as before)
+from autograder.batch import history as history_module
 from autograder.batch.plan import plan_students, record_latest_scores, safe_write, settle_entries
 from autograder.batch.progress import Progress
 from autograder.judge_process import interrupts
@@ -184,7 +185,8 @@ def release_reserve(output_dir):
 def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEOUT_S,
               include_hidden=True, isolation=None, progress=True, manifest_entries=None, warnings=None,
               guard_dir=None, allow_unconfined=False, info=None, deadline=None, also_latest=False,
-              workdir=None, lang=None, clean_process=False, meanwhile=None):
+              workdir=None, lang=None, clean_process=False, meanwhile=None, grader=None, roster=None,
+              history=None):
     """Grade ``students`` (folder names under ``root``); return ``{student: entry}``
     where entry has ``status``, ``reason``, ``submission``, ``layout``, ``seed``, ``seconds``.
     Changes to the grader's own files (``guard_dir``, default the package) seen meanwhile
@@ -198,7 +200,10 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
     removes); entries then carry ``submission_commit``, and with
     ``also_latest`` a ``latest`` entry for the branch head (see
     :mod:`autograder.batch.plan`). ``lang`` (``--lang``) is the language of every
-    student's feedback; without it each repository's own setting decides.
+    student's feedback; without it each repository's own setting decides. ``grader`` (which
+    grader grades) goes into every results.json, ``roster`` (``{folder: its record}``) into
+    those of the students on it. ``history`` (``every``, ``daily``): each student's commits
+    too (:mod:`autograder.batch.history`; ``info['history']``).
 
     ``clean_process`` (forked grading only): the grading runs in a judge process
     of its own (:mod:`autograder.batch.clean_process`), and ``meanwhile()`` runs
@@ -208,8 +213,8 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
     isolation = isolation or ("fork" if _fork_available() else "subprocess")
     if isolation == "fork" and not _fork_available():
         raise UsageError("--isolation fork needs os.fork (POSIX)")
-    if deadline is not None and workdir is None:
-        raise ValueError("a deadline needs a work folder for the exported commits")
+    if (deadline is not None or history) and workdir is None:
+        raise ValueError("a deadline or a history needs a work folder for the commits it reads")
     jobs = max(1, int(jobs or _cpu_count()))
     entries = {} if manifest_entries is None else manifest_entries
     warnings = [] if warnings is None else warnings
@@ -223,7 +228,11 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
 
     planned, info["submissions"] = plan_students(root, output_dir, students, seed, entries, make_job, bar,
                                                  deadline=deadline, also_latest=also_latest, workdir=workdir,
-                                                 lang=lang)
+                                                 lang=lang, grader=grader, roster=roster)
+    following = history_module.start(history, root, output_dir, students, entries, make_job, workdir, deadline,
+                                     lang, grader, seed, include_hidden) if history else None
+    planned += following.jobs if following else []
+    bar.total += len(following.jobs) if following else 0
     settings = {"jobs": jobs, "include_hidden": include_hidden, "progress": progress,
                 "guard_dir": guard_dir, "allow_unconfined": allow_unconfined}
     try:
@@ -240,8 +249,10 @@ def run_batch(root, output_dir, students, seed, jobs=None, timeout=DEFAULT_TIMEO
         raise BatchInterrupted(entries) from None
     finally:
         if deadline is not None:
-            record_latest_scores(output_dir, entries)
+            record_latest_scores(output_dir, entries, deadline.late, students)
         settle_entries(entries)
+        if following is not None:
+            info["history"] = history_module.record(following)
     return entries
 
 

@@ -38,17 +38,34 @@ class BatchInterrupted(KeyboardInterrupt):
         self.entries = entries
 
 
-def grade_job(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en"):
+def grade_job(submission, seed, include_hidden, with_flags, boxes=None, uid=None, lang="en", modules=None):
     """What the child runs: the same call as ``python -m autograder grade``,
     with the batch's zygote (through a channel of this child's own), the
     uid the batch picked for this student and the language of their feedback
-    (:func:`autograder.batch.plan.feedback_language`)."""
+    (:func:`autograder.batch.plan.feedback_language`); ``modules``: grade only
+    these (``--module``: a commit of a history whose other modules are graded already)."""
     from autograder.intake.integrity import submission_tamper_flags
     from autograder.judging.engine import grade_submission
 
     flags = submission_tamper_flags(submission) if with_flags else []
-    return grade_submission(submission, seed=seed, include_hidden=include_hidden, flags=flags,
-                            boxes=boxes, uid=uid, lang=lang)
+    report = grade_submission(submission, seed=seed, include_hidden=include_hidden, flags=flags,
+                              boxes=boxes, uid=uid, lang=lang, modules=modules)
+    mark_unwritten(report)
+    return report
+
+
+def mark_unwritten(report):
+    """``unwritten: true`` on each diagnosis whose test stopped on the TODO's stub (it still raises
+    NotImplementedError): the class report keeps "not written yet" apart from the mistakes."""
+    from autograder.judging.feedback import not_written
+
+    for module, entry in report.diagnosis.items():
+        if not isinstance(entry, dict) or entry.get("problem"):
+            continue
+        shown = next((test for test in report.tests if test.module == module and test.name == entry.get("test")),
+                     None)
+        if shown is not None and shown.error is not None and not_written(shown):
+            entry["unwritten"] = True
 
 
 ZERO_TEST = "grader: "  # + the status: the one test of a zero report (read back by zero_report_status)
@@ -135,6 +152,7 @@ class _Job:
         self.extra = None   # merged into extra_data of its results.json once graded
         self.label = student
         self.lang = "en"    # the language of this student's feedback
+        self.modules = None  # grade only these modules (None: all)
         self.pidfd = None   # readable once the process has ended (Linux)
 
     def prepare(self):
@@ -201,6 +219,8 @@ class SubprocessJob(_Job):
                    "--seed", str(self.seed), "--quiet", "--lang", self.lang]
         if not self.include_hidden:
             command.append("--visible-only")
+        for module in self.modules or ():
+            command += ["--module", module]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
         options = {"cwd": str(self.out_dir), "stdin": subprocess.DEVNULL, "env": env}

@@ -18,6 +18,8 @@ from autograder.batch.jobs import NO_SUBMISSION, OK, RESULTS, _write_report, add
 from autograder.judging.results import NO_WORK, NO_WORK_REASON
 
 LATEST = "latest"   # DIR/<student>/latest/: the branch head, graded beside, never counted
+LATE = "late"       # DIR/<student>/late/: with a late policy, the last commit of the late window
+LATE_WORK = "late_work"   # the late policy applied to a student (run.json, results.json)
 MAX_RESULTS_BYTES = 16 * 2**20
 TEMPLATE_DIR = locations.REPO_ROOT / "exercises"
 MAX_MODULE_BYTES = 2**20
@@ -35,9 +37,8 @@ MAX_PYPROJECT_BYTES = 256 * 1024
 def repository_language(submission, layout):
     """``[tool.autograder] lang`` of the repository being graded (the folder
     around ``exercises/``), or None. Read within a bound; never run."""
-    import tomllib
-
     from autograder.i18n import check_language
+    from autograder.toml_reader import tomllib
 
     root = pathlib.Path(submission).parent if layout == "repo" else pathlib.Path(submission)
     try:
@@ -125,11 +126,13 @@ def _shown(submission, tree, student, sha):
 
 
 def plan_students(root, output_dir, students, seed, entries, make_job, bar,
-                  deadline=None, also_latest=False, workdir=None, lang=None):
+                  deadline=None, also_latest=False, workdir=None, lang=None, grader=None, roster=None):
     """Fill ``entries`` (one per student) and return ``(jobs, submissions)``:
     the grading jobs to run and ``{student: folder graded}`` (for similarity).
     Students with nothing to grade get their zero ``results.json`` here. ``lang``:
-    ``--lang`` (else each repository's setting, :func:`feedback_language`)."""
+    ``--lang`` (else each repository's setting, :func:`feedback_language`); ``grader``:
+    which grader grades, recorded in every results.json; ``roster``: ``{folder: the roster's
+    record of its student}`` (``--roster``), recorded in theirs."""
     from autograder.batch.deadline import take_snapshot
 
     root, output_dir = pathlib.Path(root), pathlib.Path(output_dir)
@@ -137,12 +140,15 @@ def plan_students(root, output_dir, students, seed, entries, make_job, bar,
     for index, student in enumerate(students):
         entry = {"status": OK, "reason": "", "seed": seed, "layout": None, "seconds": 0.0, "submission": ""}
         entries[student] = entry
-        folder, extra, snapshot = root / student, None, None
+        folder, snapshot = root / student, None
+        extra = {"grader": grader} if grader else {}
+        if roster and student in roster:
+            extra["roster"] = roster[student]
         if deadline is not None:
             snapshot = take_snapshot(root / student, student, deadline, pathlib.Path(workdir) / f"{index:05d}",
                                      also_latest)
             entry["submission_commit"] = snapshot.record
-            extra = {"submission_commit": snapshot.record}
+            extra["submission_commit"] = snapshot.record
             folder = snapshot.tree or folder
         if snapshot is not None and snapshot.status:
             entry.update(status=snapshot.status, reason=snapshot.reason)
@@ -155,20 +161,29 @@ def plan_students(root, output_dir, students, seed, entries, make_job, bar,
             if job is not None:
                 jobs.append(job)
                 submissions[student] = job.submission
-        if snapshot is not None and snapshot.latest_tree is not None:
-            latest = {"status": OK, "reason": "", "seconds": 0.0, "submission": ""}
-            entry[LATEST] = latest
-            record = snapshot.record["latest"]
-            extra = {"submission_commit": {"role": "the latest commit, graded beside and never counted",
-                                           "sha": record["sha"], "committed_at": record["committed_at"],
-                                           "deadline": snapshot.record["deadline"]}}
-            job = _job_for(snapshot.latest_tree, student, latest, extra, make_job,
-                           output_dir / student / LATEST, seed, bar, snapshot, root, sha=record["sha"], lang=lang)
+        for kind, tree in ((LATE, snapshot and snapshot.late_tree), (LATEST, snapshot and snapshot.latest_tree)):
+            if tree is None:
+                continue
+            beside = {"status": OK, "reason": "", "seconds": 0.0, "submission": ""}
+            entry[kind] = beside
+            record = snapshot.record[kind]
+            extra = {"submission_commit": {"role": ROLES[kind], "sha": record["sha"],
+                                           "committed_at": record["committed_at"],
+                                           "deadline": snapshot.record["deadline"],
+                                           **({"days_late": record["days"]} if kind == LATE else {})},
+                     **({"grader": grader} if grader else {})}
+            job = _job_for(tree, student, beside, extra, make_job, output_dir / student / kind, seed, bar, snapshot,
+                           root, sha=record["sha"], lang=lang)
             if job is not None:
-                job.label = f"{student} (latest)"
+                job.label = f"{student} ({kind})"
                 jobs.append(job)
                 bar.total += 1
     return jobs, submissions
+
+
+# What a commit graded beside the one that counts is (DIR/<student>/<kind>/results.json).
+ROLES = {LATEST: "the latest commit, graded beside and never counted",
+         LATE: "the last commit of the late window, counted after its penalty where that is better"}
 
 
 def _job_for(folder, student, entry, extra, make_job, out_dir, seed, bar, snapshot, root, sha=None, lang=None):
@@ -216,23 +231,65 @@ def settle_entries(entries):
             entry["reason"] = "; ".join(part for part in (entry.get("reason"), NO_DEADLINE_REASON) if part)
 
 
-def record_latest_scores(output_dir, entries):
-    """Put each latest commit's score beside the graded one: in run.json and in
-    the student's results.json (``submission_commit.latest``). Never counted."""
+def _score(path):
+    """``{"score", "max_score"}`` of the results file at ``path`` (None each when unreadable)."""
+    try:
+        data = json.loads(safe_files.read_text(str(path), MAX_RESULTS_BYTES))
+        return {"score": data["score"], "max_score": data["max_score"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"score": None, "max_score": None}
+
+
+def record_latest_scores(output_dir, entries, policy=None, students=None):
+    """Put the scores of the commits graded beside the one that counts in run.json and in the
+    student's results.json (``submission_commit.latest`` and ``.late``): the latest commit's,
+    never counted, and with a late ``policy`` the late work's, its penalty and the counted
+    score (``late_work`` and ``counted_score``, :func:`autograder.batch.terms.late_policy.counted_score`).
+    ``students``: those of this run (default all): no one else's results change."""
     for student, entry in entries.items():
-        latest = entry.get(LATEST)
-        record = (entry.get("submission_commit") or {}).get("latest")
-        if not isinstance(latest, dict) or not isinstance(record, dict):
+        if students is not None and student not in students:
             continue
-        path = pathlib.Path(output_dir) / student / LATEST / RESULTS
-        try:
-            data = json.loads(safe_files.read_text(str(path), MAX_RESULTS_BYTES))
-            score = {"score": data["score"], "max_score": data["max_score"]}
-        except (OSError, ValueError, KeyError, TypeError):
-            score = {"score": None, "max_score": None}
-        record.update(score, status=latest.get("status", OK), results=f"{LATEST}/{RESULTS}")
-        try:
-            add_extra_data(pathlib.Path(output_dir) / student / RESULTS,
-                           {"submission_commit": entry["submission_commit"]})
-        except (OSError, ValueError):
-            pass  # run.json still has it
+        commit = entry.get("submission_commit") if isinstance(entry.get("submission_commit"), dict) else {}
+        for kind in (LATE, LATEST):
+            graded, record = entry.get(kind), commit.get(kind)
+            if isinstance(record, dict) and record.get("same_as") == LATE:
+                graded, kind_dir = entry.get(LATE), LATE   # the latest commit is the late work: graded once
+            else:
+                kind_dir = kind
+            if isinstance(graded, dict) and isinstance(record, dict):
+                record.update(_score(pathlib.Path(output_dir) / student / kind_dir / RESULTS),
+                              status=graded.get("status", OK), results=f"{kind_dir}/{RESULTS}")
+        extra = {"submission_commit": commit} if commit else {}
+        if policy is not None and commit:
+            on_time = _score(pathlib.Path(output_dir) / student / RESULTS)["score"]
+            late = _late_facts(entry, on_time, commit.get(LATE), policy)
+            entry[LATE_WORK], entry["counted_score"] = late, late.pop("counted")
+            extra.update({LATE_WORK: late, "counted_score": entry["counted_score"]})
+        if extra:
+            try:
+                add_extra_data(pathlib.Path(output_dir) / student / RESULTS, extra)
+            except (OSError, ValueError):
+                pass  # run.json still has it
+
+
+# A grade that did not complete through no fault of the student's: nothing can be counted yet.
+_NOT_COUNTABLE = ("crashed", "timed out")
+
+
+def _late_facts(entry, on_time, record, policy):
+    """The late policy applied to one student: days, penalty, scores and the counted score
+    (None where a grade it needs did not complete: re-grade them)."""
+    from autograder.batch.terms.late_policy import counted_score
+
+    facts = {"policy": policy.describe(), "days": 0, "penalty": 0.0}
+    if entry.get("status") in _NOT_COUNTABLE:
+        return dict(facts, counted=None)
+    if not isinstance(record, dict) or record.get("score") is None:
+        return dict(facts, counted=on_time or 0)
+    if record.get("status") in _NOT_COUNTABLE:
+        return dict(facts, sha=record.get("sha"), counted=None)
+    days = int(record.get("days") or 0)
+    penalty = policy.penalty(days)
+    after, counted = counted_score(on_time or 0, record["score"], penalty)
+    return dict(facts, days=days, penalty=penalty, sha=record.get("sha"), committed_at=record.get("committed_at"),
+                score=record["score"], after_penalty=after, counted=counted)

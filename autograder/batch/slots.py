@@ -104,7 +104,7 @@ class JudgeSlots:
         slot.job, job.slot = job, slot
         order = {"submission": str(job.submission), "seed": job.seed, "include_hidden": job.include_hidden,
                  "layout": job.layout, "uid": job.uid, "lang": job.lang, "log": str(job.log),
-                 "results": str(job.results)}
+                 "results": str(job.results), "modules": getattr(job, "modules", None)}
         try:
             os.write(slot.jobs_w, json.dumps(order).encode() + b"\n")
         except (OSError, TypeError):
@@ -236,7 +236,8 @@ def _grade_one(order, boxes):
     os.close(log)
     try:
         report = jobs.grade_job(pathlib.Path(order["submission"]), order["seed"], order["include_hidden"],
-                                order["layout"] == "repo", boxes=boxes, uid=order["uid"], lang=order["lang"])
+                                order["layout"] == "repo", boxes=boxes, uid=order["uid"], lang=order["lang"],
+                                **({"modules": order["modules"]} if order.get("modules") else {}))
         jobs._write_report(report, order["results"])
         return True
     except Exception:  # noqa: BLE001 - the grader's own failure: this student's row says so

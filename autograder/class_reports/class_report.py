@@ -1,26 +1,22 @@
-"""The class view of a ``grade-many`` output folder: ``scores.csv``, ``report.md``
-and PNG charts.
+"""The class view of a ``grade-many`` output folder: its rows (one per folder, and one per
+roster student without a repository) and the statistics every report shows.
 
 Everything here is rebuilt from ``DIR/run.json`` and each ``DIR/<student>/results.json``
 (the files a single ``grade`` writes), so a full run, a re-grade of one student
 and a merge of shards all produce their report the same way. Every field of a
 results file is read defensively (it may come from an older grader), and text
-cells that a student controls cannot hold a spreadsheet formula. The Markdown
-lives in :mod:`autograder.class_reports.markdown`.
+cells that a student controls cannot hold a spreadsheet formula. The CSV files are
+:mod:`autograder.class_reports.csv_files`, the Markdown :mod:`autograder.class_reports.markdown`.
 """
-import csv
-import io
-import json
 import math
 import pathlib
-import re
 import statistics
 
 from autograder import active_assignment
 from autograder.judging.results import CLASS_STATUSES, CRASHED, NO_COMMIT, NO_SUBMISSION, NO_WORK, NO_WORK_REASON, OK
-from autograder.intake import safe_files
-from autograder.reports.safe_text import as_text, csv_cell
-from autograder.reports.tidy import UNKNOWN_MODULE, number, text_list
+from autograder.reports.safe_text import as_text
+from autograder.class_reports.over_time.results_files import load, module_of, test_key, title_of  # noqa: F401
+from autograder.reports.tidy import number, text_list
 
 CSV_NAME = "scores.csv"
 REPORT_NAME = "report.md"
@@ -32,12 +28,10 @@ CHARTS = {
 }
 def optional_module():
     return active_assignment.current().optional_module
-MAX_RESULTS_BYTES = 16 * 1024 * 1024
-STATUS_ORDER = CLASS_STATUSES
-# With --deadline: which commit was graded (extra_data.submission_commit), before seed/flags/reason.
-COMMIT_COLUMNS = ("commit", "committed_at", "pushed_at", "later_commits", "latest_commit", "latest_total")
-
-
+# A student on the roster (--roster) with no folder in ROOT: no grade, listed with the reason.
+NO_REPOSITORY = "no repository"
+NO_REPOSITORY_REASON = "on the roster, but no repository in ROOT (the assignment not accepted, or not cloned)"
+STATUS_ORDER = CLASS_STATUSES + (NO_REPOSITORY,)
 def _number(value):
     value = float(value)
     return int(value) if value.is_integer() else round(value, 4)
@@ -45,13 +39,6 @@ def _number(value):
 
 def fmt_number(value):
     return f"{_number(value):g}" if isinstance(value, (int, float)) else str(value)
-
-
-def module_of(test):
-    """The module tag of a results.json test, as a string (``?`` when absent or odd)."""
-    tags = test.get("tags")
-    module = tags[0] if isinstance(tags, list) and tags else None
-    return module if isinstance(module, str) and module else UNKNOWN_MODULE
 
 
 def _dict(value):
@@ -89,12 +76,23 @@ class Row:
         # The graded commit: the results file's record, else run.json's (a zero
         # report of an older grader may lack it).
         self.commit = _dict(extra.get("submission_commit")) or _dict(entry.get("submission_commit"))
+        self.deadline = as_text(self.commit.get("deadline"))   # the one that applied to this student
+        self.extension = self.commit.get("extension") is True   # their own deadline, not the class's
+        # With a late policy: the late work, its days and penalty, and the score that counts.
+        self.late_work = _dict(extra.get("late_work")) or _dict(entry.get("late_work"))
+        counted = extra.get("counted_score", entry.get("counted_score"))
+        self.counted_score = number(counted) if isinstance(counted, (int, float)) and not isinstance(counted, bool) \
+            else None
         modules = {}
         for test in self.tests:
             module = module_of(test)
             score, maximum = modules.get(module, (0.0, 0.0))
             modules[module] = (score + number(test.get("score")), maximum + number(test.get("max_score")))
         self.modules = modules
+        self.out_of = self.max_score   # the assignment's full marks, once every row is read (load_rows)
+        self.roster = None             # with a roster: its record of this student (load_rows)
+        self.on_roster = None          # with a roster: whether this folder is a roster student's
+        self.roster_order = 0          # with a roster: the student's place on it
 
     @property
     def no_work(self):
@@ -122,26 +120,52 @@ class Row:
     def shown_status(self):
         return self.status
 
+    @property
+    def absent(self):
+        """A student on the roster without a repository: no folder, no grade."""
+        return self.status == NO_REPOSITORY
+
+    @property
+    def known_as(self):
+        """The student's name on the roster (else its identifier), '' without a roster."""
+        return as_text((self.roster or {}).get("name") or (self.roster or {}).get("identifier"))
+
 
 def load_rows(output_dir, manifest):
     rows = []
     for student in sorted(manifest.get("students", {})):
         entry = manifest["students"][student]
-        path = pathlib.Path(output_dir) / student / "results.json"
-        try:
-            data = json.loads(safe_files.read_text(str(path), MAX_RESULTS_BYTES))
-        except (OSError, ValueError, RecursionError):
-            data = None
+        data = load(pathlib.Path(output_dir) / student / "results.json")
+        if data is None:
             if entry.get("status", OK) in (OK, NO_WORK):
                 entry = dict(entry, status=CRASHED, reason=f"{student}/results.json is missing or unreadable")
         rows.append(Row(student, entry, data))
+    rows += _roster(rows, manifest.get("roster"))
+    full = assignment_max(rows)
+    for row in rows:   # every output shows a score out of the assignment's full marks ("0 / 100", never "0 / 0")
+        row.out_of = full if full is not None else row.max_score
     return rows
 
 
-def _test_key(test):
-    module = module_of(test)
-    ident = as_text(test.get("test_id")) or re.sub(r"[^A-Za-z0-9]+", "_", as_text(test.get("name"))).strip("_")
-    return f"{module}/{ident}"
+def _roster(rows, recorded):
+    """Map each row to its roster student (``--roster``); returns a row for each roster
+    student without a repository."""
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("students"), list):
+        return []
+    students = [student for student in recorded["students"] if isinstance(student, dict)]
+    order = {id(student): place for place, student in enumerate(students)}
+    by_folder = {student.get("folder"): student for student in students if student.get("folder")}
+    for row in rows:
+        row.roster, row.on_roster = by_folder.get(row.student), row.student in by_folder
+        row.roster_order = order[id(row.roster)] if row.roster else len(students)
+    absent = []
+    for student in students:
+        if not student.get("folder"):
+            row = Row(as_text(student.get("identifier")), {"status": NO_REPOSITORY, "reason": NO_REPOSITORY_REASON},
+                      None)
+            row.roster, row.on_roster, row.roster_order = student, True, order[id(student)]
+            absent.append(row)
+    return absent
 
 
 def test_columns(rows, lang="en"):
@@ -157,7 +181,7 @@ def test_columns(rows, lang="en"):
             module = module_of(test)
             if module == "grader":
                 continue
-            key = _test_key(test)
+            key = test_key(test)
             visibility = _visibility(test)
             existing = seen.get(key)
             if existing is not None and existing["visibility"] != visibility:
@@ -175,12 +199,12 @@ def test_columns(rows, lang="en"):
     return columns
 
 
-def _row_tests(row, columns):
+def row_tests(row, columns):
     """key -> test dict for one student (same keying as :func:`test_columns`)."""
     keys = {key for key, _ in columns}
     found = {}
     for test in row.tests:
-        key = _test_key(test)
+        key = test_key(test)
         if key in found or (key not in keys and f"{key}@{_visibility(test)}" in keys):
             key = f"{key}@{_visibility(test)}"
         found[key] = test
@@ -192,45 +216,6 @@ def module_columns(rows):
     if any(optional_module() in row.modules for row in rows):
         modules.append(optional_module())
     return modules
-
-
-# -- CSV ---------------------------------------------------------------------------------------
-def commit_cells(row):
-    """The COMMIT_COLUMNS of one row, as text ('' where a fact does not apply)."""
-    commit = row.commit
-    latest = _dict(commit.get("latest"))
-    later = commit.get("later_commits")
-    total = latest.get("score")
-    return [as_text(commit.get("sha")), as_text(commit.get("committed_at")), as_text(commit.get("pushed_at")),
-            str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
-            as_text(latest.get("sha")), fmt_number(total) if isinstance(total, (int, float)) else ""]
-
-
-def render_csv(rows, columns):
-    modules = module_columns(rows)
-    with_commits = any(row.commit for row in rows)
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student", "status", "total", "max_score"] + modules + [key for key, _ in columns]
-                    + (list(COMMIT_COLUMNS) if with_commits else []) + ["seed", "flags", "reason"])
-    full_marks = assignment_max(rows)
-    for row in rows:
-        maximum = full_marks if full_marks is not None else row.max_score
-        cells = [csv_cell(row.student), csv_cell(row.status), fmt_number(row.total), fmt_number(maximum)]
-        for module in modules:
-            if module in row.modules:
-                cells.append(fmt_number(row.modules[module][0]))
-            else:
-                cells.append("" if module == optional_module() else "0")
-        tests = _row_tests(row, columns)
-        cells += [fmt_number(tests[key].get("score", 0)) if key in tests else "" for key, _ in columns]
-        if with_commits:
-            cells += [csv_cell(cell) for cell in commit_cells(row)]
-        flags = row.flags + [f"the grader failed (not graded): {fault}" for fault in row.grader_faults]
-        cells += [csv_cell(row.seed if row.seed is not None else ""), csv_cell("; ".join(flags)),
-                  csv_cell(row.reason)]
-        writer.writerow(cells)
-    return out.getvalue()
 
 
 # -- statistics --------------------------------------------------------------------------------
@@ -248,8 +233,14 @@ def left_out(rows):
 
 
 def students(rows):
-    """The rows that are students (the folders without anything of a student are not)."""
+    """The rows that are students (the folders without anything of a student are not; a roster
+    student without a repository is)."""
     return [row for row in rows if not row.folder_only]
+
+
+def repositories(rows):
+    """The students with a folder of their own in ROOT."""
+    return [row for row in students(rows) if not row.absent]
 
 
 def assignment_max(rows):
@@ -262,7 +253,7 @@ def assignment_max(rows):
 def pass_rates(rows, columns):
     """``[(key, info, passed, graded)]`` over the students whose grading completed
     and who changed the stubs (no work since the template says nothing about a test)."""
-    graded = [_row_tests(row, columns) for row in counted(rows)]  # once per student, not per column
+    graded = [row_tests(row, columns) for row in counted(rows)]  # once per student, not per column
     table = []
     for key, info in columns:
         passed = sum(1 for tests in graded if tests.get(key, {}).get("status") == "passed")
@@ -297,12 +288,6 @@ def bin_labels(edges):
 def test_title(info):
     """A test as the reports name it: its title without the module prefix."""
     return title_of(info["name"], info["module"])
-
-
-def title_of(name, module):
-    """A results.json test name (``module: title``) without its module prefix."""
-    name, prefix = as_text(name), f"{module}: "
-    return name[len(prefix):] if name.startswith(prefix) else name
 
 
 def summary_stats(rows):

@@ -116,7 +116,15 @@ def row_flags(row, partners=()):
                             "this student again.", count=len(faults)), "; ".join(dict.fromkeys(faults))[:600]))
     later = row.commit.get("later_commits")
     if isinstance(later, int) and not isinstance(later, bool) and later > 0:
+        latest = row.commit.get("latest") if isinstance(row.commit.get("latest"), dict) else {}
+        score = latest.get("score")
+        scored = isinstance(score, (int, float)) and not isinstance(score, bool)
         flags.append(Flag(INFO, _("work after the deadline"),
+                          _("{later} commit(s) after the graded one; the late policy counted the late work: see "
+                            "Late work.", later=later) if row.late_work else
+                          _("{later} commit(s) after the graded one were not counted; the latest one would score "
+                            "{score} (graded beside, never counted).", later=later, score=f"{score:g}")
+                          if scored else
                           _("{later} commit(s) after the graded one were not counted. Apply your late policy; "
                             "the latest commit's score is beside the graded one when graded with --also-latest.",
                             later=later), ""))

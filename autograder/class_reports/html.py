@@ -15,8 +15,13 @@ from autograder.i18n import text as t
 from autograder.reports import isolation_view
 from autograder.class_reports import vocabulary
 from autograder.class_reports.diagnoses import wrong_html
+from autograder.class_reports.over_time.changes import section_html as changes_html
+from autograder.class_reports.over_time.progress_view import STYLE as PROGRESS_STYLE
+from autograder.class_reports.over_time.progress_view import section_html as progress_html
+from autograder.class_reports.over_time.progress_view import student_progress
 from autograder.class_reports.flags import row_flags, worst
 from autograder.class_reports.html_student import anchor, partners_of, similarity_link, student_view
+from autograder.class_reports.csv_files import commit_cells
 from autograder.class_reports.class_report import (optional_module, STATUS_ORDER, bin_labels, counted,
                                                    distribution, fmt_number, left_out, module_columns,
                                                    module_means, pass_rates, students, summary_stats, test_title)
@@ -25,9 +30,15 @@ from autograder.similarity.display import members_text, row_members, shown_range
 
 # The class page's own pieces (the frame's style is autograder.reports.html_page's).
 STYLE = """
-/* On a phone the students table keeps readable columns and scrolls inside its box. */
-#students-table { min-width: 50em; }
-.similar { min-width: 8em; max-width: 16em; overflow-wrap: anywhere; }
+/* On a phone the students table keeps readable columns and scrolls inside its box; everywhere
+   it is one line a student (a long list of partners is cut, the whole list in its title). */
+#students-table { min-width: 50em; } #students-table td { white-space: nowrap; padding: .25em .4em; }
+/* Its headings may take two lines, at a space (never inside a word, nor between CJK characters)
+   or after a module name's underscore, so that a column is as wide as its values. */
+#students-table th { white-space: normal; word-break: keep-all; padding: .25em .4em; }
+#students-table th code { overflow-wrap: normal; }
+#students-table th[data-sort]:after { content: "\2195"; font-size: 11px; }
+.similar { max-width: 9em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .wrong { border-left: 4px solid var(--line); padding: .1em 0 .1em .8em; margin: 1em 0; }
 .wrong h3 { overflow-wrap: anywhere; } .wrong .feedback p { margin: .4em 0 .2em; }
 """
@@ -70,6 +81,7 @@ def _header(rows, manifest, lang):
     parts = ["<h1>" + t("Class report: {title}", lang, title=active_assignment.current().title) + "</h1>",
              "<nav><a href=\"#glance\">" + t("At a glance", lang) + "</a><a href=\"#wrong\">"
              + t("What the class got wrong", lang) + "</a><a href=\"#students\">" + t("Students", lang) + "</a>"
+             + ("<a href=\"#progress\">" + t("Progress", lang) + "</a>" if manifest.get("history") else "") +
              "<a href=\"#similarity\">" + t("Similarity", lang) + "</a><a href=\"similarity/index.html\">"
              + t("All similarity pairs", lang) + "</a></nav>",
              f"<p>{esc(headcount(rows, lang), 2000)}</p>"]
@@ -88,9 +100,54 @@ def _header(rows, manifest, lang):
                               if deadline.get("source") == "pushed" else
                               t("Deadline {deadline}, by the time each commit was made (its committer time).", lang,
                                 deadline=when)) + "</p>")
+    if late_policy_text(manifest, lang):
+        parts.append(f"<p>{esc(late_policy_text(manifest, lang), 1000)}</p>")
+    roster = roster_text(rows, manifest, lang)
+    if roster:
+        parts.append(f"<p>{esc(roster, 4000)}</p>")
+    extended = extensions_of(manifest)
+    if extended:
+        parts.append("<p>" + t("{n} student(s) have a deadline of their own (an extension): {who}.", lang,
+                               n=len(extended), who=vocabulary.listed(
+                                   [f"{esc(student, 200)} <code>{esc(when, 60)}</code>" for student, when in extended],
+                                   lang)) + "</p>")
     for warning in manifest.get("warnings", []) or []:
         parts.append("<p class=\"note\">" + t("Run warning: {warning}", lang, warning=esc(warning, 1000)) + "</p>")
     return "\n".join(parts)
+
+
+def roster_text(rows, manifest, lang):
+    """What the roster says of the class ('' without one): its students, who has no repository,
+    which folders are on no roster row (graded all the same)."""
+    recorded = manifest.get("roster") if isinstance(manifest.get("roster"), dict) else None
+    if recorded is None:
+        return ""
+    on = [row for row in rows if row.on_roster]
+    text = [t("Roster {file}: {n} student(s), {absent} of them without a repository.", lang,
+              file=str(recorded.get("file", "")), n=len(on), absent=sum(1 for row in on if row.absent))]
+    strangers = [row.student for row in students(rows) if row.on_roster is False]
+    if strangers:
+        text.append(t("Not on the roster (graded all the same): {names}.", lang,
+                      names=vocabulary.listed(strangers, lang)))
+    return vocabulary.sentences(text, lang)
+
+
+def late_policy_text(manifest, lang):
+    """The run's late policy in words ('' without one)."""
+    policy = manifest.get("late_policy") if isinstance(manifest.get("late_policy"), dict) else None
+    if not policy:
+        return ""
+    return t("Late policy: {penalty} of the late score is taken off per started day after a student's deadline, "
+             "for at most {days} day(s) (declared in {source}); the counted score is the better of the on-time score "
+             "and the late score after its penalty.", lang, penalty=f"{100 * float(policy.get('penalty_per_day', 0)):g}%",
+             days=policy.get("max_days"), source=policy.get("source", ""))
+
+
+def extensions_of(manifest):
+    """``[(student, their deadline)]`` that run.json records, by name."""
+    found = manifest.get("extensions") if isinstance(manifest.get("extensions"), dict) else {}
+    return sorted((str(student), str(entry.get("deadline", ""))) for student, entry in found.items()
+                  if isinstance(entry, dict))
 
 
 def _glance(rows, columns, lang):
@@ -129,7 +186,11 @@ def headcount(rows, lang):
     """How many folders, how many students, who is in the statistics and who is not."""
     shown = students(rows)
     others = [row for row in rows if row.folder_only]
-    text = [t("{folders} folder(s): {students} student(s), {counted} of them in the statistics.", lang,
+    absent = sum(1 for row in rows if row.absent)
+    text = [t("{folders} folder(s) and {absent} student(s) of the roster without one: {students} student(s), {counted} "
+              "of them in the statistics.", lang, folders=len(rows) - absent, absent=absent, students=len(shown),
+              counted=len(counted(rows))) if absent else
+            t("{folders} folder(s): {students} student(s), {counted} of them in the statistics.", lang,
               folders=len(rows), students=len(shown), counted=len(counted(rows)))]
     by_status = collections.Counter(row.status for row in shown if not row.counted)
     if by_status:
@@ -158,7 +219,7 @@ def _left_out(rows, lang):
     body = []
     for row in out:
         name = esc(row.student, 200)
-        if not row.folder_only:
+        if not row.folder_only and not row.absent:
             name = f'<a href="#{anchor(rows.index(row))}">{name}</a>'
         body.append([name, esc(vocabulary.status(row.status, lang), 80),
                      esc(vocabulary.reason(row.reason, lang), 600) or "–"])
@@ -167,12 +228,20 @@ def _left_out(rows, lang):
 
 
 def _students(rows, partners, lang):
+    """The students table: one line a student (the worst flag with how many there are; the later
+    commits with the latest one's score), with the counted score beside the total under a policy."""
     modules = module_columns(rows)
-    header = [t("Student", lang), t("Status", lang), t("Total", lang)] + \
-        [f"<code>{html.escape(m)}</code>" for m in modules] + \
-        [t("Worst flag", lang), t("Flags", lang), t("Similar to", lang), t("Later commits", lang), t("Confinement", lang)]
-    numeric = tuple([2] + list(range(3, 3 + len(modules))) + [3 + len(modules), 4 + len(modules),
-                                                               6 + len(modules)])
+    late = any(row.late_work for row in rows)
+    # how each student's code was confined: a column only where one of them was not (a flag says it too)
+    confinement = any(isolation_view.status_word(row.isolation) != "confined" for row in rows
+                      if not row.folder_only and not row.absent)
+    header = [t("Student", lang), t("Status", lang), t("Total", lang)] + ([t("Counted", lang)] if late else []) + \
+        [f"<code>{html.escape(m).replace('_', '_<wbr>')}</code>" for m in modules] + \
+        [t("Flags", lang), t("Similar to", lang), t("Later commits", lang)] + \
+        ([t("Confinement", lang)] if confinement else [])
+    first = 3 + late   # the first module's column
+    numeric = tuple([2] + ([3] if late else []) + list(range(first, first + len(modules) + 1)) +
+                    [first + len(modules) + 2])
     body = []
     for index, row in sorted(enumerate(rows), key=lambda item: (-item[1].total, item[1].student)):
         if row.folder_only:
@@ -180,14 +249,18 @@ def _students(rows, partners, lang):
         mine = partners.get(row.student, [])
         flags = row_flags(row, mine)
         severity = worst(flags)
-        cells = [f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>',
-                 _word(vocabulary.status(row.status, lang)), f"{fmt_number(row.total)}"]
+        status = vocabulary.status(row.status, lang)
+        cells = [_name(row, index, lang), _word(t("{status} · extension", lang, status=status) if row.extension else status),
+                 "–" if row.absent else f"{fmt_number(row.total)}"]
+        if late:
+            cells.append(fmt_number(row.counted_score) if row.counted_score is not None else "–")
         cells += [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
-        later = row.commit.get("later_commits")
-        cells += [(severity_badge(severity, vocabulary.severity(severity, lang)), 4 - flags[0].rank if flags else 0),
-                  str(len(flags)), _similar(mine, lang),
-                  str(later) if isinstance(later, int) and not isinstance(later, bool) else "",
-                  _word(vocabulary.confinement(isolation_view.status_word(row.isolation), lang))]
+        later, latest = commit_cells(row)[3], commit_cells(row)[5]
+        badge = severity_badge(severity, vocabulary.severity(severity, lang))
+        cells += [(f"{badge} {len(flags)}" if flags else "0", (4 - flags[0].rank) * 100 + len(flags) if flags else 0),
+                  _similar(mine, lang), (f"{later} → {latest}" if latest else later, later or 0)]
+        if confinement:
+            cells.append(_word(vocabulary.confinement(isolation_view.status_word(row.isolation), lang)))
         body.append(cells)
     sortable = table(header, body, numeric=numeric, attrs=' id="students-table"', sortable=True)
     placeholder = t("filter: name, status, flag…", lang)
@@ -198,15 +271,31 @@ def _students(rows, partners, lang):
             f"placeholder=\"{html.escape(placeholder)}\" aria-label=\"{html.escape(label)}\">" + sortable)
 
 
+def _name(row, index, lang):
+    """A student's cell: the folder (a link to their view), and with a roster their name on it."""
+    name = esc(row.student, 200) if row.absent else f'<a href="#{anchor(index)}">{esc(row.student, 200)}</a>'
+    if row.known_as and row.known_as != row.student:
+        name += f' <span class="muted">{esc(row.known_as, 120)}</span>'
+    elif row.on_roster is False:
+        name += ' <span class="muted">' + t("(not on the roster)", lang) + "</span>"
+    return name
+
+
 def _word(text):
     """A short word of ours (a status, how the code was confined), kept on one line."""
     return f'<span class="word">{esc(text, 60)}</span>'
 
 
 def _similar(partners, lang):
-    """The students table's cell: who this student's flagged matches are with (wraps in its column)."""
-    others = vocabulary.clauses([esc(other, 120) for other in dict.fromkeys(p["other"] for p in partners)], lang)
-    return f'<div class="similar">{others}</div>' if others else ""
+    """The students table's cell: everyone this student's flagged matches are with, each once
+    (a group flagged in every module is one list of names), on one line."""
+    names = list(dict.fromkeys(name for partner in partners for name in partner.get("names") or [partner["other"]]))
+    if not names:
+        return ""
+    shown = vocabulary.listed([esc(name, 120) for name in names], lang)
+    whole = html.escape(vocabulary.listed([str(name)[:120] for name in names], lang))
+    return f'<div class="similar" title="{whole}">{shown}</div>'
+
 
 
 def _similarity(similarity, lang):
@@ -262,12 +351,20 @@ def _who(row, lang, as_group, other=""):
     return f'<span class="who">{who}{" / " + other if other else ""}</span>'
 
 
-def render_html(rows, columns, manifest, similarity=None, lang="en"):
+def render_html(rows, columns, manifest, similarity=None, lang="en", changes=None, progress=None):
+    """``changes``: a :class:`~autograder.class_reports.over_time.changes.Comparison` (``--compare``);
+    ``progress``: a :class:`~autograder.class_reports.over_time.progress_view.Progress` (``--history``)."""
     partners = partners_of(similarity, lang)
-    views = "\n".join(student_view(index, row, rows, partners.get(row.student, []), lang)
-                      for index, row in enumerate(rows) if not row.folder_only)
-    body = "\n".join([_header(rows, manifest, lang), _glance(rows, columns, lang), wrong_html(rows, lang),
+    views = "\n".join(student_view(index, row, rows, partners.get(row.student, []), lang,
+                                   student_progress(progress, row.student, lang) if progress else "")
+                      for index, row in enumerate(rows) if not row.folder_only and not row.absent)
+    views_of = {row.student: anchor(index) for index, row in enumerate(rows) if not row.folder_only and not row.absent}
+    body = "\n".join([_header(rows, manifest, lang), _glance(rows, columns, lang),
+                      *([changes_html(changes, lang, lambda student: views_of.get(student, ""))] if changes else []),
+                      *([progress_html(progress, lang, lambda student: views_of.get(student, ""))] if progress
+                        else []),
+                      wrong_html(rows, lang),
                       _students(rows, partners, lang), _left_out(rows, lang), _similarity(similarity, lang),
                       "<h2 id=\"views\">" + t("Every student", lang) + "</h2>", views])
     return page(t("Class report: {title}", lang, title=active_assignment.current().title), body, lang=lang,
-                script=SCRIPT, style=STYLE)
+                script=SCRIPT, style=STYLE + (PROGRESS_STYLE if progress else ""))

@@ -49,6 +49,7 @@ def partners_of(similarity, lang="en"):
             for me in members:
                 others = [m for m in members if m != me]
                 found.setdefault(me, []).append({"module": module, "other": vocabulary.listed(map(str, others), lang),
+                                                 "names": [str(other) for other in others],
                                                  "score": _score(pair.get("score")), "page": pair.get("page"),
                                                  "severity": pair.get("severity")})
     references = similarity.get("solution_reference") if isinstance(similarity.get("solution_reference"), dict) else {}
@@ -56,7 +57,8 @@ def partners_of(similarity, lang="en"):
         for row in (data.get("matches", []) if isinstance(data, dict) else []) or []:
             for me in _matched(row):
                 found.setdefault(me, []).append(
-                    {"module": module, "other": f"solutions/{module}.py", "score": _score(row.get("score")),
+                    {"module": module, "other": f"solutions/{module}.py", "names": [t("the reference solution", lang)],
+                     "score": _score(row.get("score")),
                      "page": row.get("page"), "severity": row.get("severity")})
     torch = similarity.get("torch_reference") if isinstance(similarity.get("torch_reference"), dict) else {}
     for row in torch.get("matches", []) or []:
@@ -149,15 +151,17 @@ def _commit(row, lang):
         return t("the folder as it is (no deadline)", lang)
     sha = commit.get("sha")
     if not sha:
-        return (t("the folder as it is: not a git repository, so no deadline could be checked", lang)
-                if commit.get("source") == "working tree"
-                else t("nothing (no commit before the deadline)", lang) if row.status == NO_COMMIT
-                else t("nothing (the repository could not be read)", lang))
-    text = t("commit {sha}, committed {when}", lang, sha=f"<code>{esc(str(sha)[:12], 12)}</code>",
-             when=esc(commit.get("committed_at"), 40))
-    if commit.get("pushed_at"):
-        text += t(", pushed {when}", lang, when=esc(commit.get("pushed_at"), 40))
-    parts = [text]
+        if commit.get("source") == "working tree":
+            return t("the folder as it is: not a git repository, so no deadline could be checked", lang)
+        if row.status != NO_COMMIT:
+            return t("nothing (the repository could not be read)", lang)
+        parts = [t("nothing (no commit before the deadline)", lang)]   # the later work still shows, below
+    else:
+        text = t("commit {sha}, committed {when}", lang, sha=f"<code>{esc(str(sha)[:12], 12)}</code>",
+                 when=esc(commit.get("committed_at"), 40))
+        if commit.get("pushed_at"):
+            text += t(", pushed {when}", lang, when=esc(commit.get("pushed_at"), 40))
+        parts = [text]
     later = commit.get("later_commits")
     if isinstance(later, int) and later:
         parts.append(t("{later} not counted", lang, later="<b>" + t("{n} later commit(s)", lang, n=later) + "</b>"))
@@ -165,9 +169,43 @@ def _commit(row, lang):
     if latest.get("sha"):
         score = latest.get("score")
         shown = f"<code>{esc(str(latest['sha'])[:12], 12)}</code>"
-        parts.append(t("latest {sha} would score {score}", lang, sha=shown, score=fmt_number(score))
-                     if isinstance(score, (int, float)) else t("latest {sha}", lang, sha=shown))
+        when = esc(latest.get("committed_at"), 40)
+        parts.append(t("latest {sha}, committed {when}, would score {score}", lang, sha=shown, when=when,
+                       score=fmt_number(score)) if isinstance(score, (int, float))
+                     else t("latest {sha}, committed {when}", lang, sha=shown, when=when))
     return vocabulary.clauses(parts, lang)
+
+
+def _deadline(row, lang):
+    """The deadline that applied to this student, and whether it is their own."""
+    when = f"<code>{esc(row.deadline, 60)}</code>"
+    if not row.extension:
+        return when
+    return t("{deadline}, an extension (the class's: {class_deadline})", lang, deadline=when,
+             class_deadline=f"<code>{esc(row.commit.get('class_deadline'), 60)}</code>")
+
+
+def _late_work(row, lang):
+    """What the late policy made of this student's work: days, penalty, both scores, the counted one."""
+    late = row.late_work
+    if row.counted_score is None:
+        return t("not counted yet: a grade it needs did not complete (re-grade this student)", lang)
+    counted = f"<b>{fmt_number(row.counted_score)}</b>"
+    if not late.get("sha"):
+        return t("no commit in the late window; counted {counted}", lang, counted=counted)
+    return t("commit {sha}, committed {when}: {days} day(s) late, {penalty} off, {score} after the penalty {after}; "
+             "counted {counted}", lang, sha=f"<code>{esc(str(late['sha'])[:12], 12)}</code>",
+             when=esc(late.get("committed_at"), 40), days=esc(late.get("days"), 10),
+             penalty=f"{100 * float(late.get('penalty') or 0):g}%", score=fmt_number(late.get("score", 0)),
+             after=fmt_number(late.get("after_penalty", 0)), counted=counted)
+
+
+def _roster(row, lang):
+    if not row.on_roster:
+        return t("not on the roster", lang)
+    on = row.roster or {}
+    return vocabulary.clauses([esc(on.get(key), 200) for key in ("name", "identifier", "github_username")
+                               if on.get(key)], lang)
 
 
 def _lab(row, lang):
@@ -186,24 +224,30 @@ def _partners(partners, lang):
                                + " " + similarity_link(p.get("page"), lang) for p in partners], lang)
 
 
-def student_view(index, row, rows, partners, lang="en"):
-    """The ``<section>`` of one student; ``partners``: their flagged similarity matches."""
+def student_view(index, row, rows, partners, lang="en", progress=""):
+    """The ``<section>`` of one student; ``partners``: their flagged similarity matches;
+    ``progress``: their score over time (``--history``), as HTML."""
     flags = row_flags(row, partners)
     word = vocabulary.confinement(isolation_view.status_word(row.isolation), lang)
     problems = "; ".join(isolation_view.problems(row.isolation))
     reason = vocabulary.reason(row.reason, lang)
     facts = [(t("Status", lang), esc(vocabulary.status(row.status, lang), 60)
               + (f" &mdash; {esc(reason, 400)}" if reason else "")),
-             (t("Total", lang), f"{fmt_number(row.total)} / {fmt_number(row.max_score)}"),
+             (t("Total", lang), f"{fmt_number(row.total)} / {fmt_number(row.out_of)}"),
+             *([(t("Roster", lang), _roster(row, lang))] if row.on_roster is not None else []),
+             *([(t("Deadline", lang), _deadline(row, lang))] if row.deadline else []),
              (t("Graded", lang), _commit(row, lang)),
+             *([(t("Late work", lang), _late_work(row, lang))] if row.late_work else []),
              (t("Confinement", lang), esc(word, 40) + (" " + t("(missing: {problems})", lang, problems=esc(problems, 400))
                                                       if problems else "")),
              (t("Similarity", lang), _partners(partners, lang)),
              (t("Lab credit", lang), _lab(row, lang))]
     facts_html = "".join("<div>" + t("{name}: {value}", lang, name=f"<b>{name}</b>", value=value) + "</div>"
                          for name, value in facts)
-    return (f'<section class="student" id="{anchor(index)}"><h3>{esc(row.student, 200)}</h3>'
+    shown = esc(row.student, 200) + (f" &middot; {esc(row.known_as, 200)}" if row.known_as else "")
+    return (f'<section class="student" id="{anchor(index)}"><h3>{shown}</h3>'
             f'<div class="facts">{facts_html}</div>'
-            "<h4>" + t('Score per module', lang) + f"</h4>{_modules(row, rows, lang)}{_diagnosis(row, lang)}"
+            + ("<h4>" + t("Score over time", lang) + f"</h4>{progress}" if progress else "")
+            + "<h4>" + t('Score per module', lang) + f"</h4>{_modules(row, rows, lang)}{_diagnosis(row, lang)}"
             f"{_failed(row, lang)}<h4>" + t('Flags', lang) + f"</h4>{_flags(flags, lang)}"
             "<p><a href=\"#students\">" + t('back to the table', lang) + "</a></p></section>")

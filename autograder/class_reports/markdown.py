@@ -17,8 +17,10 @@ from autograder.class_reports.class_report import (CHARTS, optional_module, bin_
                                                    fmt_number, left_out, module_columns, pass_rates, students,
                                                    summary_stats, test_title)
 from autograder.class_reports.diagnoses import wrong_markdown
-from autograder.class_reports.html import headcount
-from autograder.class_reports.markdown_protection import cell, commits, header, isolation, lab, protection
+from autograder.class_reports.over_time.changes import section_markdown as changes_markdown
+from autograder.class_reports.over_time.progress_view import section_markdown as progress_markdown
+from autograder.class_reports.html import extensions_of, headcount, late_policy_text, roster_text
+from autograder.class_reports.markdown_protection import cell, commits, header, isolation, lab, late_work, protection
 from autograder.reports.safe_text import markdown_code, markdown_text
 
 
@@ -47,6 +49,15 @@ def _header(rows, manifest, lang):
                      else t("Deadline {deadline}: each repository was graded at the last commit at or before it by "
                             "committer time (set by the student's machine); see *Graded commits*.", lang,
                             deadline=when))
+    if late_policy_text(manifest, lang):
+        lines.append(markdown_text(late_policy_text(manifest, lang), 1000) + " " + t("See *Late work*.", lang))
+    if roster_text(rows, manifest, lang):
+        lines.append(markdown_text(roster_text(rows, manifest, lang), 4000))
+    extended = extensions_of(manifest)
+    if extended:
+        lines.append(t("{n} student(s) have a deadline of their own (an extension): {who}.", lang, n=len(extended),
+                       who=vocabulary.listed([f"{markdown_text(student, 200)} {markdown_code(when)}"
+                                              for student, when in extended], lang)))
     for warning in manifest.get("warnings", []):
         lines.append("> " + t("Warning: {warning}", lang, warning=markdown_text(warning)))
     lines.append(t("Every statistic and chart below counts the {n} student(s) graded with work of their own; the "
@@ -148,7 +159,7 @@ def _left_out(rows, lang):
     lines += header(t("Folder", lang), t("Status", lang), t("Reason", lang))
     lines += [f"| {cell(row.student)} | {cell(vocabulary.status(row.status, lang))} "
               f"| {cell(vocabulary.reason(row.reason, lang))} |" for row in out]
-    if any(not row.graded and not row.folder_only for row in out):
+    if any(not row.graded and not row.folder_only and not row.absent for row in out):
         lines += ["", t("A student whose grading did not complete got 0 for now; fix the cause or re-grade them one "
                         "by one (below).", lang)]
     return lines + [""]
@@ -156,15 +167,19 @@ def _left_out(rows, lang):
 
 def _students(rows, lang):
     modules = module_columns(rows)
+    late = any(row.late_work for row in rows)
     lines = ["## " + t("Students", lang), "",
-             *header(t("Student", lang), t("Status", lang), t("Total", lang), *[markdown_code(m) for m in modules],
-                     t("Confinement", lang), align=["---", "---", "---:"] + ["---:"] * len(modules) + ["---"])]
+             *header(t("Student", lang), t("Status", lang), t("Total", lang), *([t("Counted", lang)] if late else []),
+                     *[markdown_code(m) for m in modules], t("Confinement", lang),
+                     align=["---", "---", "---:"] + ["---:"] * (len(modules) + late) + ["---"])]
     for row in sorted(students(rows), key=lambda r: (-r.total, r.student)):
-        cells = [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
+        cells = ([fmt_number(row.counted_score) if row.counted_score is not None else "–"] if late else []) + \
+            [fmt_number(row.modules[m][0]) if m in row.modules else "–" for m in modules]
         word = vocabulary.confinement(isolation_view.status_word(row.isolation), lang)
         word = f"**{word}**" if isolation_view.unconfined(row.isolation) else word
-        total = f"{fmt_number(row.total)} / {fmt_number(row.max_score)}"
-        lines.append(f"| {cell(row.student)} | {cell(vocabulary.status(row.status, lang))} | {total} | "
+        total = "–" if row.absent else f"{fmt_number(row.total)} / {fmt_number(row.out_of)}"
+        name = cell(row.student) + (f" ({cell(row.known_as)})" if row.known_as and row.known_as != row.student else "")
+        lines.append(f"| {name} | {cell(vocabulary.status(row.status, lang))} | {total} | "
                      + " | ".join(cells) + f" | {word} |")
     return lines + [""]
 
@@ -188,10 +203,17 @@ def _regrading(manifest, lang):
                     "```", ""]
 
 
-def render_markdown(rows, columns, manifest, charts, similarity=None, lang="en", chart_note=""):
-    """``chart_note``: why the charts are not in ``lang`` (no font has its characters), or ''."""
+def render_markdown(rows, columns, manifest, charts, similarity=None, lang="en", chart_note="", changes=None,
+                    progress=None):
+    """``chart_note``: why the charts are not in ``lang`` (no font has its characters), or '';
+    ``changes``: what a grader change did (``--compare``), ``progress``: the students' progress
+    (``--history``), or None."""
     lines = _header(rows, manifest, lang)
     lines += _distribution(rows, charts, lang, chart_note)
+    if changes is not None:
+        lines += changes_markdown(changes, lang)
+    if progress is not None:
+        lines += progress_markdown(progress, lang)
     lines += _modules(rows, charts, lang)
     lines += wrong_markdown(rows, lang)
     lines += _pass_rates(rows, columns, charts, lang)
@@ -201,6 +223,7 @@ def render_markdown(rows, columns, manifest, charts, similarity=None, lang="en",
     lines += protection(rows, lang)
     lines += lab(rows, lang)
     lines += commits(rows, lang)
+    lines += late_work(rows, lang)
     lines += _left_out(rows, lang)
     lines += _students(rows, lang)
     lines += _regrading(manifest, lang)

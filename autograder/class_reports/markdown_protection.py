@@ -7,7 +7,8 @@ from autograder.i18n import text as t
 from autograder.judging.results import NO_COMMIT
 from autograder.reports import isolation_view
 from autograder.class_reports import vocabulary
-from autograder.class_reports.class_report import commit_cells, students
+from autograder.class_reports.class_report import fmt_number, repositories
+from autograder.class_reports.csv_files import commit_cells
 from autograder.reports.safe_text import markdown_code, markdown_record, markdown_text
 
 MAX_PLAUSIBILITY_NOTES = 5
@@ -24,7 +25,7 @@ def header(*names, align=None):
 
 def isolation(rows, manifest, lang):
     """Who ran without OS confinement (loud), and a count of the rest."""
-    rows = students(rows)
+    rows = repositories(rows)
     lines = ["## " + t("Isolation of the students' code", lang), ""]
     probe = isolation_view.one_line(manifest.get("isolation"))
     if probe:
@@ -69,7 +70,7 @@ def protection(rows, lang):
                "the optional lab credit (self-reported: `extra_data.lab`) and what was graded.", lang), "",
              *header(t("Student", lang), t("Confinement", lang), t("Uid", lang), t("Tamper flags", lang),
                      t("Lab credit", lang), t("Graded", lang), align=["---", "---", "---", "---:", "---", "---"])]
-    for row in students(rows):
+    for row in repositories(rows):
         word = vocabulary.confinement(isolation_view.status_word(row.isolation), lang)
         word = f"**{word}**" if isolation_view.unconfined(row.isolation) else word
         lines.append(f"| {cell(row.student)} | {word} | {cell(vocabulary.uid(_uid(row.isolation), lang), 120)} | {len(row.flags)} "
@@ -92,18 +93,22 @@ def graded_what(row, lang):
 
 def commits(rows, lang):
     """With --deadline: the graded commit of every student, and the latest one beside it."""
-    rows = students(rows)
+    rows = repositories(rows)
     if not any(row.commit for row in rows):
         return []
+    extended = any(row.extension for row in rows)
     lines = ["## " + t("Graded commits", lang), "",
              t("The commit graded for each student, when it was committed (in the deadline's zone), how many "
                "commits came after it, and the latest commit with its score when graded with `--also-latest` "
-               "(recorded beside, never counted). A late policy is yours to apply.", lang), "",
+               "(recorded beside, never counted). A late policy (`[tool.autograder.late]` or `--late-policy`) counts "
+               "late work under *Late work*.", lang), "",
              *header(t("Student", lang), t("Status", lang), t("Graded commit", lang), t("Committed", lang),
-                     t("Pushed", lang), t("Later commits", lang), t("Latest commit", lang), t("Latest score", lang),
-                     align=["---"] * 5 + ["---:", "---", "---:"])]
+                     t("Pushed", lang), t("Later commits", lang), t("Latest commit", lang),
+                     t("Latest committed", lang), t("Latest score", lang),
+                     *([t("Deadline", lang)] if extended else []),
+                     align=["---"] * 5 + ["---:", "---", "---", "---:"] + (["---"] if extended else []))]
     for row in rows:
-        sha, committed, pushed, later, latest, latest_total = commit_cells(row)
+        sha, committed, pushed, later, latest, latest_total, latest_at = commit_cells(row)
         if not row.commit:
             sha = "–"
         elif not sha:
@@ -114,13 +119,44 @@ def commits(rows, lang):
             sha = markdown_code(sha[:12])
         latest = markdown_code(latest[:12]) if latest else "–"
         lines.append(f"| {cell(row.student)} | {cell(vocabulary.status(row.status, lang))} | {sha} | {cell(committed)} "
-                     f"| {cell(pushed)} | {cell(later)} | {latest} | {cell(latest_total)} |")
+                     f"| {cell(pushed)} | {cell(later)} | {latest} | {cell(latest_at)} | {cell(latest_total)} |"
+                     + (f" {_deadline(row, lang)} |" if extended else ""))
     notes = [(row.student, note) for row in rows if isinstance(row.commit.get("notes"), list)
              for note in row.commit["notes"]]
     if notes:
         lines += ["", t("Left out of the exported commits:", lang), ""]
         lines += [f"- {cell(student)}: {cell(note)}" for student, note in notes]
     return lines + [""]
+
+
+def late_work(rows, lang):
+    """With a late policy: every student's on-time and late scores, the days and the penalty."""
+    rows = [row for row in repositories(rows) if row.late_work]
+    if not rows:
+        return []
+    lines = ["## " + t("Late work", lang), "",
+             t("The last commit of each student's late window, its days late and penalty; the counted score is the "
+               "better of the on-time total and the late score after its penalty.", lang), "",
+             *header(t("Student", lang), t("On time", lang), t("Late commit", lang), t("Committed", lang),
+                     t("Days late", lang), t("Penalty", lang), t("Late score", lang), t("After the penalty", lang),
+                     t("Counted", lang), align=["---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:"])]
+    for row in sorted(rows, key=lambda r: r.student):
+        late = row.late_work
+        sha = markdown_code(str(late["sha"])[:12]) if late.get("sha") else "–"
+        numbers = [fmt_number(late[key]) if isinstance(late.get(key), (int, float)) and late.get("sha") else "–"
+                   for key in ("days", "penalty", "score", "after_penalty")]
+        if late.get("sha"):
+            numbers[1] = f"{100 * float(late.get('penalty') or 0):g}%"
+        counted = fmt_number(row.counted_score) if row.counted_score is not None else t("not counted yet", lang)
+        lines.append(f"| {cell(row.student)} | {fmt_number(row.total)} | {sha} | {cell(late.get('committed_at'))} | "
+                     + " | ".join(numbers) + f" | {cell(counted)} |")
+    return lines + [""]
+
+
+def _deadline(row, lang):
+    if not row.extension:
+        return cell(row.deadline)
+    return t("{deadline} (an extension)", lang, deadline=cell(row.deadline))
 
 
 def _hardware(hardware, lang):

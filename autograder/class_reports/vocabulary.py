@@ -12,7 +12,8 @@ import re
 
 from autograder.i18n import _
 from autograder.i18n.joining import clauses, listed, sentence, sentences  # noqa: F401  (the pages call vocabulary.*)
-from autograder.judging.results import CLASS_STATUSES, CRASHED, NO_COMMIT, NO_SUBMISSION, NO_WORK, OK, TIMED_OUT
+from autograder.class_reports.class_report import NO_REPOSITORY, STATUS_ORDER
+from autograder.judging.results import CRASHED, NO_COMMIT, NO_SUBMISSION, NO_WORK, OK, TIMED_OUT
 
 # The translations of the statuses (an English report shows the words themselves).
 STATUS_WORDS = {
@@ -22,8 +23,9 @@ STATUS_WORDS = {
     TIMED_OUT: _("grading timed out"),
     NO_SUBMISSION: _("no submission"),
     NO_COMMIT: _("no commit before the deadline"),
+    NO_REPOSITORY: _("no repository"),
 }
-assert set(STATUS_WORDS) == set(CLASS_STATUSES)
+assert set(STATUS_WORDS) == set(STATUS_ORDER)
 
 # The badge of a flag: the English word itself, else the translation of these ids.
 SEVERITY_WORDS = {"high": _("high severity"), "medium": _("medium severity"), "low": _("low severity"),
@@ -81,6 +83,8 @@ _REASONS = (
     (r"the modules are the template's stubs", _("the modules are the template's stubs")),
     (r"not a git repository: graded as it is; no deadline could be checked",
      _("not a git repository: graded as it is; no deadline could be checked")),
+    (r"on the roster, but no repository in ROOT \(the assignment not accepted, or not cloned\)",
+     _("on the roster, but no repository in ROOT (the assignment not accepted, or not cloned)")),
 )
 
 

@@ -6,8 +6,9 @@ module, looked up when a parser is built, prints help or reports an error). Its 
 are listed here so that the catalog tools find them and the catalogs translate them
 (``autograder/i18n/locale/zh/grader.po``); :func:`translated` has argparse look them
 up there while the command line is parsed. These are the messages of the Python
-versions the course uses (3.11, 3.12): one another version words differently stays
-English, which is what it was.
+versions the course supports (3.10 to 3.14; 3.10 is asked for one of them by
+:meth:`Parser.error`): one another version words differently stays English, which is
+what it was.
 
 :class:`Parser` prints what argparse prints (usage, help, errors) wrapped at the
 terminal's width between words: argparse counts characters, not the two cells of
@@ -33,6 +34,7 @@ IDS = (
     _("expected at most one argument"), _("expected at least one argument"), _("expected %s argument"),
     _("expected %s arguments"), _("ignored explicit argument %r"),
     _("unknown parser %(parser_name)r (choices: %(choices)s)"), _("%(heading)s:"),
+    _("optional arguments"),  # Python 3.10's heading for what 3.11 calls "options"
 )
 _HEADING = re.compile(r"^(\S[^\n]*[\u4e00-\u9fff]):$", re.MULTILINE)  # "位置参数:" before Python 3.13
 
@@ -64,6 +66,14 @@ class Parser(argparse.ArgumentParser):
 
     def print_help(self, file=None):
         _write(self.format_help(), file or sys.stdout)
+
+    def error(self, message):
+        # Python 3.10's argparse words "argument X: ..." without asking gettext (3.11 asks)
+        found = re.fullmatch(r"argument (\S+): (.*)", message, re.S) if sys.version_info < (3, 11) else None
+        if found:
+            message = argparse._("argument %(argument_name)s: %(message)s") % {
+                "argument_name": found.group(1), "message": found.group(2)}
+        super().error(message)
 
     def exit(self, status=0, message=None):
         if message:

@@ -2,9 +2,11 @@
 
     python -m autograder grade-many ROOT --output-dir DIR [--jobs N] [--seed S]
                                     [--shard K/N] [--only STUDENT ...] [--timeout SECONDS]
-                                    [--allow-unconfined] [--no-similarity]
+                                    [--allow-unconfined] [--no-similarity] [--roster FILE.csv]
+                                    [--compare OLD_DIR] [--history [daily]]
                                     [--deadline ISO [--deadline-source committed|pushed]
-                                     [--pushes FILE] [--also-latest]]
+                                     [--pushes FILE] [--also-latest] [--extensions FILE.csv]
+                                     [--late-policy KEY=VALUE,...]]
     python -m autograder merge-scores SHARD_DIR [SHARD_DIR ...] --output-dir DIR
 
 The work is in :mod:`autograder.batch.class_run` (the run: which students,
@@ -58,9 +60,24 @@ def add_parser(subparsers):
                              "repository's [tool.autograder] lang, else the course repository's, else English)", lang))
     common.add_report_lang(many)
     common.add_deadline_arguments(many)
+    many.add_argument("--extensions", default=None, metavar="FILE.csv",
+                      help=t("with --deadline: per-student deadlines, a CSV file with the header "
+                             "`student,deadline` (one row per student folder, each deadline like --deadline)", lang))
+    many.add_argument("--late-policy", default=None, metavar="KEY=VALUE,...",
+                      help=t("with --deadline: penalty_per_day=0.1,max_days=3 (default: [tool.autograder.late] in "
+                             "the course repository's pyproject.toml; 'none': no late policy this run)", lang))
     many.add_argument("--also-latest", action="store_true",
                       help=t("with --deadline: also grade the latest commit where it differs and record its "
                              "score beside the graded one (never counted)", lang))
+    many.add_argument("--roster", default=None, metavar="classroom_roster.csv",
+                      help=t("GitHub Classroom's roster export (identifier,github_username,github_id,name): "
+                             "students named in every output, gradebook.csv for an LMS, who has no repository", lang))
+    many.add_argument("--history", nargs="?", const="every", choices=("every", "daily"), default=None,
+                      help=t("also grade each student's commits up to now (or the deadline): every commit, or the "
+                             "last of each day with 'daily'; a commit graded before is not graded again", lang))
+    many.add_argument("--compare", default=None, metavar="OLD_DIR",
+                      help=t("an earlier run's output folder: write changes.csv and say what the grader change "
+                             "did (graded with OLD_DIR's seed unless --seed is given)", lang))
     many.add_argument("--no-similarity", action="store_true",
                       help=t("skip the similarity check (run on whole classes only: not with --shard or --only)", lang))
     many.set_defaults(func=run_grade_many)

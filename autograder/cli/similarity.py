@@ -46,7 +46,7 @@ def run(args):
 
 def _run(args):
     from autograder.similarity import pairs as similarity
-    from autograder.batch.class_run import class_submissions, deadline_spec
+    from autograder.batch.class_run import class_submissions, deadline_spec, recorded_extensions
     from autograder.batch.grade_class import UsageError, discover
     from autograder.batch.manifest import read_manifest
 
@@ -56,6 +56,8 @@ def _run(args):
     students = [s for s in discover(root) if (root / s).resolve() != output_dir.resolve()]
     spec = deadline_spec(args)
     manifest = read_manifest(output_dir)
+    if spec is not None and manifest is not None:   # the students with an extension: at their own deadline
+        spec.extensions = recorded_extensions(manifest)
     lang = args.report_lang or (manifest or {}).get("report_lang") or "en"
     with tempfile.TemporaryDirectory(prefix="autograder-similarity-") as workdir:
         submissions = class_submissions(root, students, spec, workdir)

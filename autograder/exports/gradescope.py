@@ -110,9 +110,11 @@ def _script(name):
 
 def setup_script():
     """setup.sh: the Python and the packages the grader needs, from the zip's own files."""
-    floor = runtime.python_floor()
+    floor, ceiling = runtime.python_floor(), runtime.python_ceiling()
     return (_script("setup.sh").replace("@MIN_PYTHON@", ".".join(map(str, floor)))
+            .replace("@MAX_PYTHON@", ".".join(map(str, ceiling)))
             .replace("@MIN_PYTHON_TUPLE@", ", ".join(map(str, floor)))
+            .replace("@MAX_PYTHON_TUPLE@", ", ".join(map(str, ceiling)))
             .replace("@TORCH@", runtime.torch_requirement())
             .replace("@TORCH_INDEX@", runtime.TORCH_CPU_INDEX))
 

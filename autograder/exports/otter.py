@@ -177,6 +177,9 @@ A submission is a zip of the student's repository (with `exercises/`) or of the
   environment must hold this folder's `requirements.txt` (the grader's own, with torch's CPU
   index), which `otter generate` adds to `environment.yml`. For `otter run` on your machine:
   `pip install "otter-grader[grading]==7.0.0" -r requirements.txt` in one venv.
+- **Python**: the grader runs on CPython {python_range}. otter-grader 7.0.0 builds its image with
+  Python 3.13; `otter generate --python-version X.Y` must keep X.Y in that range (torch has no
+  wheels outside it).
 - **Language**: feedback and case names are in `{lang}` (`export-otter --lang`).
 - **Weight**: otter-grader is ~550 MB and starts a Jupyter kernel per submission; keep it
   out of the students' install and out of per-push grading.
@@ -231,7 +234,8 @@ def export(destination, seed=None, timeout=DEFAULT_TIMEOUT_S, include_hidden=Tru
                      if assignment.optional_module else "Every graded module is part of the otter export.")
     (destination / "README.md").write_text(README.format(digest=digest[:12], support=support, entry=ENTRY,
                                                          title=assignment.title, optional_note=optional_note,
-                                                         timeout=timeout, seed_text=seed_text, lang=lang),
+                                                         timeout=timeout, seed_text=seed_text, lang=lang,
+                                                         python_range=runtime.python_range_text()),
                                            encoding="utf-8")
     return support, tests
 

@@ -1,6 +1,6 @@
 """What an exported grader needs to run, from one source: the repository's own
-``requirements.txt`` (the packages) and ``pyproject.toml`` (the Python it needs,
-the course's language).
+``requirements.txt`` (the packages), :mod:`autograder.python_range` (the Pythons it
+runs on) and ``pyproject.toml`` (the course's language).
 
 The Gradescope zip and the otter folder both install exactly these lines; no
 export keeps a list of its own, so a package the grader starts needing (babel,
@@ -8,7 +8,7 @@ rich, pyseccomp) reaches every export with the next one.
 """
 import re
 
-from autograder import locations
+from autograder import locations, python_range
 from autograder.exports.template import STUDENT_LANGUAGE
 from autograder.i18n import configured_language
 
@@ -16,7 +16,6 @@ ROOT = locations.REPO_ROOT
 REQUIREMENTS = ROOT / "requirements.txt"
 # CPU wheels: on Linux the default torch wheel pulls several GB of CUDA libraries.
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-DEFAULT_PYTHON_FLOOR = (3, 10)
 
 
 def requirement_lines():
@@ -44,13 +43,19 @@ def torch_requirement():
 
 
 def python_floor():
-    """``(3, 10)`` from pyproject.toml's ``requires-python = ">=3.10"``."""
-    try:
-        text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    except OSError:
-        return DEFAULT_PYTHON_FLOOR
-    found = re.search(r'^requires-python\s*=\s*"\s*>=\s*(\d+)\.(\d+)', text, re.M)
-    return (int(found.group(1)), int(found.group(2))) if found else DEFAULT_PYTHON_FLOOR
+    """``(3, 10)``: the oldest Python the grader runs on (:mod:`autograder.python_range`, which
+    pyproject.toml's ``requires-python`` states too)."""
+    return python_range.FLOOR
+
+
+def python_ceiling():
+    """``(3, 14)``: the newest Python torch's pinned release has wheels for."""
+    return python_range.CEILING
+
+
+def python_range_text():
+    """``3.10-3.14``: the range as the exports' texts state it."""
+    return f"{'.'.join(map(str, python_floor()))}-{'.'.join(map(str, python_ceiling()))}"
 
 
 def course_language():

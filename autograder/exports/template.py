@@ -105,10 +105,8 @@ def student_pyproject(text):
         raise ExportError("pyproject.toml has no testpaths line to adapt for students")
     text = re.sub(r"^markers = \[\s*\]\n", "", "\n".join(out) + "\n", flags=re.M)  # none left for students
     result = with_feedback_language(text, STUDENT_LANGUAGE)
-    try:
-        import tomllib  # Python 3.11+; the check is a courtesy on 3.10
-    except ImportError:
-        return result
+    from autograder.toml_reader import tomllib
+
     config = tomllib.loads(result)
     if config["tool"]["pytest"]["ini_options"]["testpaths"] != ["exercises/tests"]:
         raise ExportError("could not adapt pyproject.toml's testpaths for students")

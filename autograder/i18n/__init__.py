@@ -234,11 +234,13 @@ def configured_language(root="."):
             content = handle.read()
     except OSError:
         return None
-    if b"autograder" not in content:  # cannot hold the setting: not parsed (tomllib costs a command line 20 ms)
+    # Without the word, nor an escape that could spell it in a quoted key, the file cannot hold
+    # the setting: not parsed (tomllib costs every command line a hundredth of a second or two).
+    if b"autograder" not in content and b"\\u" not in content and b"\\U" not in content:
         return None
     try:
-        import tomllib
-    except ImportError:  # Python 3.10
+        from autograder.toml_reader import tomllib
+    except ModuleNotFoundError:  # Python 3.10 without the requirements (tomli): still say it in the course's language
         return _scan_pyproject(root)
     try:
         data = tomllib.loads(content.decode("utf-8"))

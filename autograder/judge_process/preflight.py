@@ -5,12 +5,10 @@ it at all (the requirements installed; the sandbox not switched to its
 unconfined debugging path). ``grade``, ``watch`` and an assignment's own
 commands (``conformance``) ask the same questions here.
 """
-import importlib.util
 import os
 import pathlib
-import sys
 
-from autograder import active_assignment, locations
+from autograder import active_assignment, locations, python_range
 from autograder.i18n import text as t
 
 
@@ -37,8 +35,8 @@ def default_results(submission, cwd=None):
 
 def missing_requirements():
     """What this Python lacks to grade (torch, pytest, the catalogs' babel, rich's
-    tables): a laptop without the venv."""
-    return [name for name in ("torch", "pytest", "babel", "rich") if importlib.util.find_spec(name) is None]
+    tables; tomli on 3.10): a laptop without the venv."""
+    return python_range.missing_modules()
 
 
 def usage_problem(submission, lang, allow_unconfined=False):
@@ -54,9 +52,6 @@ def usage_problem(submission, lang, allow_unconfined=False):
                  "holding exercises/ and autograder/), or pass --submission with the folder holding {files}.",
                  lang, folder=str(submission), files=", ".join(f"{m}.py" for m in active_assignment.current().modules))
     missing = missing_requirements()
-    if missing:
-        return t("{packages} not installed for {python}. Activate the virtual environment first "
-                 "(Linux/macOS: source .venv/bin/activate; Windows: .venv\\Scripts\\activate) or install "
-                 "the requirements: pip install -r requirements.txt", lang, packages=", ".join(missing),
-                 python=sys.executable)
+    if missing:  # in both languages, from the standard library: babel (the catalogs) may be missing too
+        return python_range.missing_text(missing)
     return None

@@ -20,6 +20,7 @@ import select
 import signal
 import sys
 
+from autograder.intake import stack_dump
 from autograder.sandbox import assignment_side, isolation
 from autograder.sandbox.confine import cgroups, limits, namespaces
 from autograder.sandbox.confine.box_config import SealRequest
@@ -41,20 +42,26 @@ def keeper_main(config, worker_sock, keeper_sock, log_fd):
             limits.become_subreaper()  # without a PID namespace, orphans come back to us
         cgroup, cgroup_result = cgroup_layer.make(config, f"{cgroups.PREFIX}{os.getpid()}")
         entered = namespaces_layer.enter(config)  # the worker forked next is PID 1 of its own
+        # The machine's /proc, where the box's processes are counted: the worker's new root
+        # replaces the keeper's too (one mount namespace), and its /proc shows the box's own pids.
+        proc = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
         report_r, report_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(report_r)
+            os.close(proc)
             keeper_sock.close()
             worker_main(config, worker_sock, log_fd, report_w, (cgroup_result, entered))
             os._exit(0)  # worker_main never returns
+        if cgroup is not None:
+            cgroup.step_out()
         os.close(report_w)
         worker_sock.close()
         os.close(log_fd)
         report = _read_report(report_r, timeout=30.0)
         _send(keeper_sock, {"pid": pid, "isolation": report})
         own_pids = bool(entered.fact("flags") & namespaces.CLONE_NEWPID)
-        status = _supervise(pid, keeper_sock, own_pid_namespace=own_pids, cgroup=cgroup)
+        status = _supervise(pid, keeper_sock, own_pid_namespace=own_pids, cgroup=cgroup, proc=proc)
         if cgroup is not None:
             cgroup.leave_and_remove()
         _send(keeper_sock, {"exit": status})
@@ -94,7 +101,7 @@ def parse_report(data):
         return {"confined": False, "problems": ["the worker stopped before confining itself"]}
 
 
-def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
+def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None, proc=None):
     """Wait for the worker's end or the judge's word; returns how the worker ended."""
     try:
         pidfd = os.pidfd_open(pid)
@@ -110,9 +117,11 @@ def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
                 message = keeper_sock.recv(4096)
             except OSError:
                 message = b""
-            if message == b"cpu":  # the judge charges calls in the box's CPU time
-                usage = limits.tree_usage(pid, cgroup.members() if cgroup is not None else None)
-                _send(keeper_sock, {"cpu": usage[0], "running": usage[1]} if usage else {"cpu": None})
+            if message == b"cpu":  # what the judge's call clock charges (call_clock.py)
+                _send(keeper_sock, limits.box_count(pid, cgroup, proc))
+                continue
+            if message == b"where":  # a call ran out of time: its stack, to the judge's socket
+                ask_for_stack(pid)
                 continue
             if not message or message == b"kill":
                 _kill(pid, own_pid_namespace)
@@ -121,6 +130,16 @@ def _supervise(pid, keeper_sock, own_pid_namespace, cgroup=None):
     if not own_pid_namespace:
         limits.kill_descendants()
     return limits.describe_status(status)
+
+
+def ask_for_stack(pid):
+    """Signal the worker to write its stack to the judge (:mod:`autograder.intake.stack_dump`);
+    a worker that dropped the handler ignores it (PID 1 of its namespace) or dies, as it would anyway."""
+    if stack_dump.SIGNAL is not None:
+        try:
+            os.kill(pid, stack_dump.SIGNAL)
+        except OSError:
+            pass
 
 
 def _exited(pid):

@@ -22,6 +22,7 @@ import sys
 import time
 
 from autograder import locations
+from autograder.intake import stack_dump
 from autograder.sandbox.confine import platforms
 from autograder.sandbox.environment import (SAFE_ENVIRONMENT, forking_environment, scrubbed_environment,  # noqa: F401
                                             spawn_forgoes_confinement, use_zygote)
@@ -78,10 +79,21 @@ class Box:
         except OSError:
             pass
 
+    def stack(self):
+        """The stack the worker dumps when its keeper signals it (b"" if none came):
+        where a call that ran out of time was (:mod:`autograder.intake.stack_dump`)."""
+        try:
+            self.keeper.send(b"where")
+        except OSError:
+            return b""
+        return stack_dump.read(self.sock)
+
     def usage(self, timeout=2.0):
-        """``(cpu_seconds, running)``: CPU time the box's processes spent so far
-        and whether one of them is runnable now, as its keeper counts them
-        (trusted: outside the box); None when unknown."""
+        """``(cpu_seconds, running, whole, others)`` as the box's keeper counts them
+        (trusted: outside the box; :func:`autograder.sandbox.confine.limits.box_count`):
+        CPU time the box spent so far (``whole``: every process it ever ran; else
+        its live ones), whether one of them is runnable now, how many live processes
+        it holds besides the worker; None when unknown."""
         if self._status is not None:
             return None
         try:
@@ -97,10 +109,11 @@ class Box:
                 self._status = str(message["exit"])[:100]
                 return None
             if "cpu" in message:
-                value = message["cpu"]
-                if not isinstance(value, (int, float)) or isinstance(value, bool):
+                value, others = message["cpu"], message.get("others", 0)
+                if not all(isinstance(number, (int, float)) and not isinstance(number, bool)
+                           for number in (value, others)):
                     return None
-                return float(value), bool(message.get("running"))
+                return float(value), bool(message.get("running")), message.get("whole") is True, int(others)
 
     def exit_status(self, timeout=3.0):
         """How the worker ended ('exit code N', 'killed by signal N'); waits up to ``timeout``."""
@@ -261,6 +274,12 @@ class _SpawnedBox(Box):
 
     def usage(self, timeout=2.0):
         return None  # no keeper: calls are charged in wall-clock time
+
+    def stack(self):
+        if stack_dump.SIGNAL is None or self.process.poll() is not None:
+            return b""
+        os.kill(self.process.pid, stack_dump.SIGNAL)
+        return stack_dump.read(self.sock)
 
     def exit_status(self, timeout=3.0):
         try:

@@ -1,18 +1,35 @@
 """What a call costs the student: the box's own time, never its neighbours'.
 
-A call is charged the CPU time its box used while it was runnable, and the
-wall-clock time it spent asleep (waiting on nothing, a ``time.sleep``, a lock
-it holds itself). Time spent waiting for a CPU that other boxes hold is not
-charged: a box of busy processes next door slows an honest student's calls
-but cannot make them time out. The keeper counts (outside the box); where
-there is no keeper (spawned workers on macOS and Windows) or it stops
-answering, the clock falls back to the wall.
+The box's keeper (as root, the zygote) counts, outside the box
+(:func:`autograder.sandbox.confine.limits.box_count`), and what it can count decides
+the rule -- one per mode:
 
-A call answered within one tick of the kernel's CPU count (:data:`TICK_S`) is
-charged its wall time without asking the keeper: the count could not tell
-anything finer, and asking costs the judge and the keeper a round trip and a
-walk of /proc on every call. The box's mark stays where it was, so CPU time it
-spent in the background is still charged to the next call that is measured.
+* **The box's cgroup counts its CPU time** (as root: every process that ever ran
+  in the box, whoever reaped it, however it ended; ``whole``). A call is charged
+  that CPU time while the box is runnable, and the wall-clock time while it
+  sleeps (a ``time.sleep``, a lock it holds itself). Time spent waiting for a CPU
+  that other boxes hold is not charged: a box of busy processes next door slows
+  an honest student's calls but cannot make them time out.
+* **No such count** (a user without root: the box is in a user namespace, and no
+  cgroup is delegated to it). The keeper sees only the box's live processes, and a process that ends takes its
+  CPU time along (its parent may not reap it: a box that ignores SIGCHLD has it
+  reaped by the kernel itself). So a call is charged its wall-clock time (or the
+  CPU time its live processes count, where that is more), and whenever a count
+  finds a process of the box other than the worker, the wall-clock time since the
+  previous count too: what the box left running between calls is charged to the
+  next call that counts (docs/sandbox.md says what this mode cannot see). Wall-clock time passes for every process
+  of the box alike, reaped or not.
+
+Counts are taken when a call starts if the last one is :data:`POLL_S` old or older,
+every :data:`POLL_S` while it runs, and when it ends. A call answered within one
+tick of the kernel's CPU count (:data:`TICK_S`) is charged its wall time without
+asking the keeper (asking costs the judge and the keeper a round trip on every
+call), and that charge is kept with the box's mark (``prepaid``): what the box
+spent since the last count is charged to the next count, less what those calls
+paid. Whatever a box spends between calls is thus charged to a call at most
+:data:`POLL_S` of calls later; a call whose box spent its whole limit in the
+background ends before it begins. Where there is no keeper (spawned workers on
+macOS and Windows) or it stops answering, the clock falls back to the wall.
 
 A generous wall-clock backstop (:data:`WALL_FACTOR` times the limit plus
 :data:`WALL_SLACK`) still ends every call, whatever the counts say.
@@ -39,6 +56,7 @@ first): a module that prints a lot in many calls never meets the kernel's bound.
 A call also ends when its grade is cancelled (:func:`cancel_when`: ``watch``
 grades a newer save instead): the wait raises :class:`Cancelled`.
 """
+import collections
 import os
 import time
 
@@ -52,18 +70,35 @@ HEAD_LINES = 20          # what --verbose shows of it
 KEEP_BYTES = 4 * 2**20   # a module's log is emptied past this (its head kept first)
 
 
+# What a keeper counts (Box.usage); a count without ``whole`` and ``others`` is a cgroup's.
+Count = collections.namedtuple("Count", "cpu running whole others", defaults=(True, 0))
+# The box's count where the previous call's clock left it: ``at`` the moment it was
+# taken, ``prepaid`` the wall time charged since then to calls that asked nothing.
+Mark = collections.namedtuple("Mark", "cpu at prepaid")
+
+
 class CallClock:
-    """``since``: the box's CPU count where the previous call's clock stopped. The box
-    is idle between calls, so that count saves asking the keeper again; anything
-    the box burnt in between (a thread of its own) is charged to this call."""
+    """``since``: the box's :class:`Mark` where the previous call's clock stopped (None:
+    a new box, counted from now)."""
 
     def __init__(self, box, since=None):
         self.box = box
         self.started = self.last_time = time.monotonic()
-        usage = (since, False) if since is not None else box.usage()
-        self.counting = usage is not None
-        self.last_cpu = usage[0] if usage else 0.0
         self.charged = 0.0
+        self.counting = True
+        if since is not None:
+            self.last_cpu, self.counted_at, self.prepaid = since
+            if self.started - since.at < POLL_S:
+                return  # counted a moment ago: quick calls in a row ask nothing
+        count = box.usage() if box is not None else None
+        if count is None:
+            self.counting = False
+            return
+        count = Count(*count)
+        if since is None:
+            self.last_cpu, self.counted_at, self.prepaid = count.cpu, self.started, 0.0
+        else:  # what the box did since the last count is this call's
+            self._take(count, self.started)
 
     def backstop(self, limit):
         """The wall-clock moment a call with this ``limit`` ends regardless."""
@@ -72,26 +107,40 @@ class CallClock:
     def finish(self):
         """The call's total charge once it ended (see the module's docstring for quick calls)."""
         now = time.monotonic()
-        if self.counting and self.last_time == self.started and now - self.started < TICK_S:
-            self.charged += now - self.last_time
+        if self.counting and self.counted_at <= self.started and now - self.started < TICK_S:
+            self.charged += now - self.started
+            self.prepaid += now - self.started
             self.last_time = now
             return self.charged
         return self.update()
 
     def update(self):
-        """Charge the time since the last update; returns the total charged."""
+        """Count now and charge what the box did since the last count; returns the total charged."""
         now = time.monotonic()
         elapsed, self.last_time = now - self.last_time, now
-        usage = self.box.usage() if self.counting and self.box is not None else None
-        if usage is None:
+        count = self.box.usage() if self.counting and self.box is not None else None
+        if count is None:
             self.counting = False
             self.charged += elapsed
             return self.charged
-        cpu, running = usage
-        used, self.last_cpu = max(0.0, cpu - self.last_cpu), cpu
-        working = running or used > _BUSY * elapsed
-        self.charged += used if working else max(used, elapsed)
+        self._take(Count(*count), now)
         return self.charged
+
+    def _take(self, count, now):
+        """Charge what the box did from the last count to this one, taken at ``now``."""
+        used = max(0.0, count.cpu - self.last_cpu - self.prepaid)
+        inside = max(0.0, now - max(self.counted_at, self.started))  # of it, within this call
+        if count.whole:
+            working = count.running or used > _BUSY * inside
+            self.charged += used if working else max(used, inside)
+        else:
+            seen_busy = now - self.counted_at - self.prepaid if count.others else 0.0
+            self.charged += max(used, inside, seen_busy)
+        self.last_cpu, self.counted_at, self.prepaid = count.cpu, now, 0.0
+
+    def mark(self):
+        """The box's :class:`Mark` for its next call's clock (None: it is not counted)."""
+        return Mark(self.last_cpu, self.counted_at, self.prepaid) if self.counting else None
 
 
 class Allowance:

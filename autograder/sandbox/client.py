@@ -16,6 +16,7 @@ the grader's failure (kind ``grader``), and so is a failure the box says our
 code had there, once the judge has reproduced it without the student's code
 (:meth:`Sandbox._settle`); every one is kept in ``Sandbox.faults``.
 """
+import os
 import secrets
 import select
 import socket
@@ -23,11 +24,15 @@ import time
 from dataclasses import dataclass, field
 
 from autograder import locations
+from autograder.intake import stack_dump
 from autograder.intake.submitted_text import clean
 from autograder.sandbox import assignment_side, call_clock, wire, worker
 from autograder.sandbox.boxes import BoxError
+from autograder.sandbox.confine import minimal_root
 from autograder.sandbox.confine.box_config import BoxLimits, for_module
 from autograder.sandbox.confine.code_seal import EXIT_SEALED
+
+_WORKER_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")  # serves the judge in a box
 
 @dataclass
 class Limits:
@@ -117,8 +122,9 @@ class Sandbox:
         self.guarded = assignment_side.guard(module_name) is not None  # its answers must say so
         self._box = None
         self._import_error = None
-        self._cpu_mark = None     # the box's CPU count when the last call's clock stopped
+        self._cpu_mark = None     # the box's count where the last call's clock stopped (call_clock.Mark)
         self._pending = None      # a box asked for by prestart(), not yet confined
+        self._stack_misses = 0    # stopped calls in a row whose box dumped no stack of the module
         self.allowance = call_clock.Allowance(self.limits.call_timeout, self.limits.after_timeout,
                                               self.limits.call_output_bytes)
         self.printed = call_clock.PrintedOutput(spec.get("log"))
@@ -248,6 +254,8 @@ class Sandbox:
         reading = None
         self.printed.start_call()
         try:
+            if clock.charged >= timeout:  # the box spent it in the background (call_clock)
+                raise socket.timeout("time limit")
             wire.send_frame(sock, dict(message, id=request_id), deadline=backstop)
             self._wait_for_answer(sock, timeout, clock, backstop)
             # An answer that has begun follows at once from an honest worker (one
@@ -260,10 +268,9 @@ class Sandbox:
             limit = self.allowance.output_bytes()
             storm = self.printed.printed_by_call() > limit  # a print storm, not a loop
             self.allowance.overran()
-            if storm:
-                return self._failed(clock, StudentError("output", message=size_text(limit)), reading)
-            return self._failed(clock, StudentError("timeout", "after_timeout" if short else "", f"{timeout:g}"),
-                                reading)
+            error = StudentError("output", message=size_text(limit)) if storm else \
+                StudentError("timeout", "after_timeout" if short else "", f"{timeout:g}")
+            return self._failed(clock, error, reading, locate=True)
         except (EOFError, OSError):
             self._charge(clock)
             status = self._exit_status()
@@ -283,9 +290,17 @@ class Sandbox:
         self.allowance.answered(self._charge(clock, reading))
         return self._settle(claim, message, outcome) if claim else outcome
 
-    def _failed(self, clock, error, reading=None):
-        """The call failed on the box's side: charged, and the box ended."""
+    def _failed(self, clock, error, reading=None, locate=False):
+        """The call failed on the box's side: charged, and the box ended (``locate``: once
+        its stack said where the student's code was, as the frames of a traceback)."""
         self._charge(clock, reading)
+        if locate and self._box is not None and self._stack_misses < 2:  # a module that silenced it: not again
+            own = {os.path.join(folder, self.module_file) for folder in (self.spec.get("submission") or "",
+                                                                         minimal_root.SUBMISSION)}
+            found = stack_dump.frames(self._box.stack(), own, _WORKER_FILE)
+            self._stack_misses = 0 if found else self._stack_misses + 1
+            if found:
+                error.traceback, error.line = stack_dump.as_traceback(found, self.module_file), found[-1][0]
         self.close()
         return Outcome(False, error=error)
 
@@ -336,7 +351,7 @@ class Sandbox:
         charged = max(clock.finish(), judge)
         self.spent += charged
         self.wall_spent += time.monotonic() - clock.started
-        self._cpu_mark = clock.last_cpu if clock.counting else None
+        self._cpu_mark = clock.mark()
         self.printed.end_call()
         return charged
 

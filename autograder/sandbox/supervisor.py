@@ -66,9 +66,10 @@ class KeptBox:
                 message = self.sock.recv(4096)
             except OSError:
                 message = b""
-            if message == b"cpu":  # the judge charges calls in the box's CPU time
-                usage = limits.tree_usage(self.pid, self.cgroup.members() if self.cgroup is not None else None)
-                self._send({"cpu": usage[0], "running": usage[1]} if usage else {"cpu": None})
+            if message == b"cpu":  # what the judge's call clock charges (call_clock.py)
+                self._send(limits.box_count(self.pid, self.cgroup))
+            elif message == b"where":  # a call ran out of time: its stack, to the judge's socket
+                box.ask_for_stack(self.pid)
             elif not message or message == b"kill":
                 self.kill()
         elif fd == self.pidfd:

@@ -19,9 +19,11 @@ import ctypes
 import gc
 import json
 import math
+import re
 import select
 import socket
 import struct
+import sys
 import time
 
 import torch
@@ -114,6 +116,27 @@ def encode_value(value, depth=0):
     return {"$opaque": type(value).__name__}
 
 
+# What binascii's strict mode (Python 3.11+) accepts at the lengths a tensor's data may have
+# (a multiple of four): the alphabet only, padding only at the end, never more than it
+# completes. Python 3.10 has no strict mode and would skip any other character, so there the
+# pattern is checked first (tests/engine/sandbox/test_python310_fallbacks.py compares the two).
+_STRICT_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
+def _strict_base64_310(data):
+    """``a2b_base64(data, strict_mode=True)`` for Python 3.10, where the keyword does not exist."""
+    if not (isinstance(data, str) and data.isascii() and _STRICT_BASE64.fullmatch(data)):
+        raise binascii.Error("not strict base64")
+    return binascii.a2b_base64(data)
+
+
+def _strict_base64_311(data):
+    return binascii.a2b_base64(data, strict_mode=True)  # novm: chosen on 3.11+ only
+
+
+strict_base64 = _strict_base64_311 if sys.version_info >= (3, 11) else _strict_base64_310
+
+
 def _decode_tensor(node):
     name = node.get("$tensor")
     dtype = DTYPES.get(name) if isinstance(name, str) else None
@@ -129,7 +152,7 @@ def _decode_tensor(node):
     if len(data) != 4 * math.ceil(count * itemsize / 3):  # checked before decoding anything
         raise WireError("tensor data does not match its shape")
     try:
-        raw = binascii.a2b_base64(data, strict_mode=True)
+        raw = strict_base64(data)
     except (ValueError, binascii.Error):
         raise WireError("malformed tensor data") from None
     if len(raw) != count * itemsize:

@@ -22,6 +22,7 @@ the failure is the grader's. Student code can forge any claim, so the judge
 believes one only when it reproduces the failure without the student's code
 (:meth:`autograder.sandbox.client.Sandbox._settle`).
 """
+import faulthandler
 import importlib
 import io
 import itertools
@@ -31,6 +32,7 @@ import sys
 import traceback
 
 from autograder import locations
+from autograder.intake import stack_dump
 from autograder.intake.submitted_text import clean
 from autograder.sandbox import assignment_side, wire
 from autograder.sandbox.environment import scrubbed_environment
@@ -51,10 +53,15 @@ class _BlockGraderImports:
         return None
 
 
+# Columns of a traceback's lines (code.co_positions, FrameSummary's colno...) are Python 3.11's:
+# on 3.10 a student's traceback has lines only (asking for them there crashed the worker).
+_COLUMNS = sys.version_info >= (3, 11)
+
+
 def _position(code, offset):
     """``(lineno, end_lineno, colno, end_colno)`` of the instruction at byte ``offset`` of
     ``code``, as Python's own tracebacks read it (two bytes an instruction)."""
-    if offset < 0:
+    if offset < 0 or not _COLUMNS:
         return None, None, None, None
     return next(itertools.islice(code.co_positions(), offset // 2, None), (None, None, None, None))
 
@@ -77,9 +84,9 @@ def _student_frames(exc, submission_dir):
                 os.path.abspath(filename).startswith(submission_dir + os.sep)
         if own[filename]:
             lineno, end_lineno, colno, end_colno = _position(code, tb.tb_lasti)
+            columns = {"end_lineno": end_lineno, "colno": colno, "end_colno": end_colno} if _COLUMNS else {}
             frames.append(traceback.FrameSummary(filename, tb.tb_lineno if lineno is None else lineno, code.co_name,
-                                                 lookup_line=False, end_lineno=end_lineno, colno=colno,
-                                                 end_colno=end_colno))
+                                                 lookup_line=False, **columns))
         tb = tb.tb_next
     for filename in {frame.filename for frame in frames}:
         linecache.checkcache(filename)  # a file edited since an earlier error is read again
@@ -267,7 +274,18 @@ def run(sock, submission_dir, module_name, log_fd, scratch=None):
     sys.stdin = io.StringIO("")
     worker = Worker(submission_dir, module_name)
     worker.prepare()
+    _dump_stack_on_request(sock)
     worker.serve(sock)
+
+
+def _dump_stack_on_request(sock):
+    """Before any student code: the stack goes to the judge on its signal, when a
+    call ran out of time (:mod:`autograder.intake.stack_dump`)."""
+    if stack_dump.SIGNAL is not None:
+        try:
+            faulthandler.register(stack_dump.SIGNAL, file=sock.fileno(), all_threads=True)
+        except (OSError, RuntimeError, ValueError):  # no place, then: the feedback says what it said before
+            pass
 
 
 def main():

@@ -38,6 +38,48 @@ def test_stub_keeps_signatures_and_numbers_todos(module):
     assert sorted(numbers) == EXPECTED_TODOS[module]
 
 
+@pytest.mark.parametrize("module", MODULES)
+def test_each_todo_is_found_where_the_stub_puts_it(module):
+    """The description's TODO_FUNCTIONS name the function holding each stub's raise, and a
+    line of a student's file maps to its TODO (issue 45: where a loop runs), from the stub's
+    comments or, where a student deleted them, from the function alone."""
+    from autograder import active_assignment
+    from autograder.judging import todo_graph
+
+    declared = active_assignment.current().todo_functions
+    stub = (ROOT / "exercises" / f"{module}.py").read_text(encoding="utf-8")
+    places = todo_graph.places(stub, module)
+    for number, line in enumerate(stub.splitlines(), 1):
+        found = re.search(r"NotImplementedError\('TODO (\d+):", line)
+        if found:
+            todo = int(found.group(1))
+            assert places.function_at(number)[2] == declared[todo], f"TODO {todo} of {module}"
+            assert places.todo_at(number) == todo
+    # in the solution, every line between a TODO's fences is that TODO's; the function's first
+    # lines (the stub's given checks) are no TODO's
+    solution = (ROOT / "solutions" / f"{module}.py").read_text(encoding="utf-8")
+    places, fence = todo_graph.places(solution, module), None
+    for number, line in enumerate(solution.splitlines(), 1):
+        opening, closing = re.search(r"# >>> TODO (\d+):", line), re.search(r"# <<< TODO \d+", line)
+        fence = int(opening.group(1)) if opening else None if closing else fence
+        if fence is not None:
+            assert places.todo_at(number) == fence, f"{module} line {number}: {line}"
+        elif places.function_at(number) and not line.strip().startswith("#"):
+            first = min((n for n in places.marks if places.function_at(n) == places.function_at(number)), default=0)
+            if number < first:
+                assert places.todo_at(number) == 0, f"{module} line {number}: {line}"
+    # no comment left: a function holding one TODO still names it, one holding several does not guess
+    bare = "\n".join(line for line in make_stubs.make_stub(solution, set()).splitlines()
+                     if not re.match(r"\s*#", line)) + "\n"
+    places = todo_graph.places(bare, module)
+    for todo, function in declared.items():
+        if todo in EXPECTED_TODOS[module]:
+            line = next(number for number, text in enumerate(bare.splitlines(), 1)
+                        if re.match(rf"\s*def {function.rsplit('.', 1)[-1]}\(", text)) + 1
+            alone = list(declared.values()).count(function) == 1
+            assert places.todo_at(line) == (todo if alone else None), f"TODO {todo}"
+
+
 def test_make_stub_rejects_unbalanced_fences():
     with pytest.raises(ValueError):
         make_stubs.make_stub("x = 1\n# >>> TODO 1: a\ny = 2\n")

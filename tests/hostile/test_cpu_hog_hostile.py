@@ -17,17 +17,13 @@ of a second.
 Harmless: the hog's processes stop by themselves after 90 s at the latest and
 carry a marker the test sweeps for.
 """
-import json
 import os
 import secrets
 import sys
-import time
 
 import pytest
 
-from support.cli import autograder_command
-from support.helpers import ROOT, make_submission
-from support.hostile import sweep
+from support.hostile import full_marks_in_every_module, graded_beside_honest
 
 pytestmark = [pytest.mark.hostile, pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux sandbox")]
@@ -54,25 +50,12 @@ def plan_mixed_precision_update(scaled_gradients, scale, max_norm, backoff_facto
 
 
 def test_a_cpu_hog_costs_its_neighbours_nothing(tmp_path):
-    root, out, comm = tmp_path / "class", tmp_path / "out", MARK[:15]
-    students = ["a-honest", "b-hog", "c-honest"]  # both neighbours are graded while the hog runs
-    for name in students:
-        make_submission(root / name / "exercises",
-                        {"amp_update": HOG.format(comm=comm)} if name == "b-hog" else None)
-    env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT="2", AUTOGRADER_MODULE_BUDGET="2",
-               PYTHONPATH=str(ROOT))
-    try:
-        done = autograder_command("grade-many", root, "-o", out, "--jobs", "2", "--seed", "5", "--no-progress", env=env,
-                                  timeout=900)
-    finally:
-        time.sleep(0.5)
-        survivors = sweep(comm)
-    assert done.returncode == 0, done.stderr[-3000:]
+    comm = MARK[:15]
+    results, survivors = graded_beside_honest(tmp_path, "b-hog", {"amp_update": HOG.format(comm=comm)}, comm,
+                                              call_timeout=2, module_budget=2)
     assert survivors == [], "the hog's processes outlived its box"
-    results = {name: json.loads((out / name / "results.json").read_text()) for name in students}
     for name in ("a-honest", "c-honest"):
-        modules = results[name]["extra_data"]["modules"]
-        assert all(entry["score"] == entry["max_score"] for entry in modules.values()), (name, modules)
+        assert full_marks_in_every_module(results[name]), results[name]["extra_data"]["modules"]
     hog = results["b-hog"]["extra_data"]["modules"]
     assert hog["amp_update"]["score"] == 0
     assert hog["loss_scaler"]["score"] == hog["loss_scaler"]["max_score"]

@@ -70,3 +70,44 @@ def test_answer_shapes_benchmark_prints_a_ratio_per_answer(capsys):
     assert module.main(["--rounds", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.endswith("x")]
     assert [row[:22].strip() for row in rows] == list(module.ANSWERS)
+
+
+def test_push_benchmark_replays_the_workflows_install_and_grade(capsys):
+    """The install it times is classroom.yml's (uv at the workflow's pin, the CPU torch pin, then
+    requirements.txt; pip the same two steps), the sources the same for both, and a run (uv's
+    install and the grade) prints the push path's line."""
+    import re
+
+    import yaml
+
+    module = _bench("bench_push")
+    workflow = yaml.safe_load(module.WORKFLOW.read_text(encoding="utf-8"))
+    job = workflow["jobs"]["run-autograding-tests"]
+    step = next(s for s in job["steps"] if s.get("name", "").startswith("Install CPU PyTorch"))
+    assert module.workflow_uv_pin() == job["env"]["UV_PIN"]
+    assert 'uv pip install --system --index-url "$TORCH_INDEX_URL" "$torch_pin"' in step["run"]
+    uv = module.install_commands("uv", "/v/bin/python", index=module.TORCH_INDEX)
+    assert [command[-1] for command in uv] == [job["env"]["UV_PIN"], module.torch_pin(),
+                                               str(module.ROOT / "requirements.txt")]
+    assert uv[1][-3:-1] == ["--index-url", job["env"]["TORCH_INDEX_URL"]]
+    pip = module.install_commands("pip", "/v/bin/python", wheels="/wheels")
+    assert pip[0][-3:] == ["--find-links", "/wheels", module.torch_pin()] and pip[1][-1].endswith("requirements.txt")
+    if module.pip_find_links() is None:
+        pytest.skip("no folder of torch's CPU wheel for this machine (pip's find-links) and PyTorch's index "
+                    "may be unreachable: run benchmarks/bench_push.py --torch-index by hand")
+    assert module.main(["--without-pip"]) == 0  # pip's install takes minutes here: the benchmark times it
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    found = re.fullmatch(r"push path: uv install ([\d.]+)s \+ grade ([\d.]+)s = ([\d.]+)s \(pip install not timed\)",
+                         line)
+    assert found, line
+    assert abs(float(found[1]) + float(found[2]) - float(found[3])) < 0.2
+
+
+def test_history_benchmark_times_the_history_the_class_and_the_rerun(capsys):
+    """A rehearsal of benchmarks/bench_history.py (the 100 x 20 class is ten minutes: run by hand):
+    two students of four commits, every commit in their history, nothing graded on the rerun."""
+    code = _bench("bench_history").main(["--students", "2", "--commits", "4", "--jobs", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "class: 2 students x 4 commits" in out and "grade-many --history:" in out and ": 8 commits," in out
+    assert "nothing new:" in out and ", 0 jobs" in out and "under 10 minutes with --jobs 1: yes" in out

@@ -25,6 +25,7 @@ TODO_NUMBER = re.compile(r"\bTODO \d+")
 CHAPTER_FIXTURES = {
     "class_folders.py": "a class of this chapter's submissions for the class-report tests",
     "walk_class.py": "the chapter's walk-through class (docs/ta-guide.md)",
+    "semester_walk.py": "the chapter's class over a semester (issue 48's walk)",
     "forged_answers.py": "answers forged against the chapter's scenarios",
     "hostile_submissions.py": "hostile versions of the chapter's modules",
     "scenario_specs.py": "a spec for each of the chapter's scenarios",

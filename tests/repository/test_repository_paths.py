@@ -84,26 +84,38 @@ def test_the_check_can_fail():
 
 def test_the_readme_commands_are_pasted_as_they_are_and_ci_runs_the_test_one():
     """README.md's two commands (set up and grade; set up and run the tests) are one line
-    each that install the CPU build of torch before the requirements (on Linux plain
-    PyPI serves a multi-GB CUDA build); the Windows line does the same; .ci/run runs the
-    README's test line itself."""
+    each: the Python check first (it runs on any Python 3), a venv, uv at the pin every
+    workflow uses, the requirements (pyproject.toml sends torch to PyTorch's CPU index: on
+    Linux plain PyPI serves a multi-GB CUDA build); the pip and Windows lines install the CPU
+    build of torch before the requirements; .ci/run runs the README's test line itself."""
     import sys
 
     sys.path.insert(0, str(ROOT / "tools"))
     import readme_command
+    from autograder.toml_reader import tomllib
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     found = readme_command.commands(readme)
     assert list(found) == ["grade", "test"], found
     pin = re.search(r"^torch==\S+", (ROOT / "requirements.txt").read_text(encoding="utf-8"), re.M).group(0)
     cpu = f"pip install {pin} --index-url https://download.pytorch.org/whl/cpu"
+    uv_pin = re.search(r"^uv==\S+", (ROOT / "requirements-dev.txt").read_text(encoding="utf-8"), re.M).group(0)
     for name, last in (("grade", "python -m autograder grade"), ("test", "python -m pytest")):
         steps = found[name].split(" && ")
         assert "\n" not in found[name] and steps[-1] == last, found[name]
-        assert steps[:3] == ["python3 -m venv .venv", ". .venv/bin/activate", cpu], steps
-        assert steps[3].startswith("pip install -r requirements.txt")
-    windows = re.findall(r"```powershell\n(.*?)```", readme.split("## Students")[0], flags=re.S)
-    assert len(windows) == 1 and cpu in windows[0] and windows[0].strip().endswith("python -m autograder grade")
+        assert steps[:4] == ["python3 -m autograder.python_range", "python3 -m venv .venv", ". .venv/bin/activate",
+                             f"pip install {uv_pin}"], steps
+        assert steps[4].startswith("uv pip install -r requirements.txt"), steps
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert config["tool"]["uv"]["pip"]["torch-backend"] == "cpu"
+    before_students = readme.split("## Students")[0]
+    pip_line = [block.strip() for block in re.findall(r"```bash\n(.*?)```", before_students, flags=re.S)
+                if "readme-command" not in block and cpu in block]
+    assert len(pip_line) == 1 and pip_line[0].split(" && ")[:4] == [
+        "python3 -m autograder.python_range", "python3 -m venv .venv", ". .venv/bin/activate", cpu]
+    windows = re.findall(r"```powershell\n(.*?)```", before_students, flags=re.S)
+    assert len(windows) == 1 and windows[0].startswith("py -m autograder.python_range; if ($?) {")
+    assert cpu in windows[0] and windows[0].strip().endswith("python -m autograder grade }")
     assert readme.index(found["grade"]) < readme.index(windows[0]) < readme.index(found["test"])
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert 'readme_test="$(python3 tools/readme_command.py test)"' in ci
@@ -111,4 +123,6 @@ def test_the_readme_commands_are_pasted_as_they_are_and_ci_runs_the_test_one():
     run_line = ci.index("\n" + found["test"] + "\n")  # and run as it is written
     assert ci.index("export AUTOGRADER_REQUIRE_CONFINEMENT=1") < run_line
     assert ci.index('if [ "$readme_test" != "$ci_test" ]') < run_line
+    # uv gets this machine's local wheels as pip's config gives them to pip, and nothing else
+    assert ci.index('export UV_FIND_LINKS="$find_links" UV_NO_CONFIG=1') < run_line
     assert readme_command.main(["no-such-command"]) == 2

@@ -80,14 +80,31 @@ def test_concurrency_drops_queued_stale_runs(classroom):
     assert concurrency["cancel-in-progress"] is False
 
 
-def test_cpu_torch_without_a_cache_the_student_can_write(job):
+def uv_pin():
+    return re.search(r"^uv==\S+", (ROOT / "requirements-dev.txt").read_text(encoding="utf-8"), re.M).group(0)
+
+
+def installs_with_uv(run, env, requirements):
+    """``run`` installs uv at the pin, then the CPU torch pin from PyTorch's index, then
+    ``requirements``, with uv, into the runner's Python; ``env`` turns uv's config off."""
+    lines = [line.strip() for line in run.splitlines()]
+    assert lines[0] == 'python -m pip install --no-cache-dir "$UV_PIN"', run
+    torch = lines.index('uv pip install --system --index-url "$TORCH_INDEX_URL" "$torch_pin"')
+    rest = [i for i, line in enumerate(lines) if line.startswith("uv pip install --system -r ")]
+    assert len(rest) == 1 and torch < rest[0] and lines[rest[0]].endswith(requirements), run
+    assert "pip install -r" not in run.replace("uv pip install", "")  # pip installs uv only
+    assert env.get("UV_PIN") == uv_pin() and env.get("UV_NO_CONFIG") == "1"
+    assert env.get("TORCH_INDEX_URL") == CPU_INDEX
+
+
+def test_cpu_torch_with_uv_and_without_a_cache_the_student_can_write(job):
     setup = step_with(job["steps"], uses="actions/setup-python@")[0]["with"]
     assert "cache" not in setup and "cache-dependency-path" not in setup
-    assert not [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/cache")]
-    install = " ".join(s.get("run", "") for s in job["steps"])
-    assert "--index-url" in install and re.search(r"\$TORCH_INDEX_URL|" + re.escape(CPU_INDEX), install)
-    assert job["env"]["TORCH_INDEX_URL"] == CPU_INDEX
-    assert "requirements.txt" in install
+    assert not [s for s in job["steps"] if re.match(r"(actions/cache|astral-sh/setup-uv)@", str(s.get("uses", "")))]
+    install = step_with(job["steps"], name="Install CPU PyTorch")[0]
+    env = {**job["env"], **install["env"]}
+    installs_with_uv(install["run"], env, '-r "$GRADER_DIR/requirements.txt"')
+    assert env["UV_NO_CACHE"] == "1"  # downloads in a temporary folder, gone when uv exits
 
 
 def test_grade_then_report_then_reporter(job):
@@ -168,10 +185,29 @@ def test_ci_runs_the_suite_on_three_platforms():
     assert any(re.fullmatch(r"macos-(1[4-9]|2\d|latest)", o) for o in oses)
     assert tests["strategy"]["fail-fast"] is False
     runs = " ".join(s.get("run", "") for s in tests["steps"])
-    assert "--index-url" in runs and tests["env"]["TORCH_INDEX_URL"] == CPU_INDEX
     assert "python -m pytest" in runs
-    setup = step_with(tests["steps"], uses="actions/setup-python@")[0]["with"]
-    assert setup["cache"] == "pip"
+    install = step_with(tests["steps"], name="Install CPU PyTorch")[0]
+    installs_with_uv(install["run"], tests["env"], "-r requirements.txt -r requirements-dev.txt")
+
+
+def test_ci_tests_the_floor_and_the_ceiling_of_the_python_range_everywhere():
+    """Every OS of the matrix runs the oldest and the newest Python of the range."""
+    from autograder import python_range
+
+    matrix = load(CI)["jobs"]["tests"]["strategy"]["matrix"]
+    assert matrix["python"] == [python_range.dotted(python_range.FLOOR), python_range.dotted(python_range.CEILING)]
+    assert "include" not in matrix and "exclude" not in matrix and len(matrix["os"]) == 3
+
+
+def test_class_grading_installs_with_uv_and_no_cache():
+    workflow = load(WORKFLOWS / "grade-class.yml")
+    env = workflow["env"]
+    assert env["UV_NO_CACHE"] == "1"
+    for name, requirements in (("grade", "-r requirements.txt -r requirements-dev.txt"),
+                               ("merge", "-r requirements-dev.txt")):
+        steps = workflow["jobs"][name]["steps"]
+        assert "cache" not in step_with(steps, uses="actions/setup-python@")[0].get("with", {})
+        installs_with_uv(step_with(steps, name="Install")[0]["run"], env, requirements)
 
 
 # --------------------------------------------------------------------------- actionlint

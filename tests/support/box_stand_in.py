@@ -12,7 +12,7 @@ from autograder.sandbox import wire
 
 class StandInBox:
     """What a Sandbox needs of a box: a socket, a keeper's CPU count (``None``: none,
-    the wall clock counts), kill/close/exit_status. ``answer(request_id)`` returns
+    the wall clock counts), its stack (none), kill/close/exit_status. ``answer(request_id)`` returns
     the bytes the box writes once it has read a request (then it stops writing),
     or a function that writes to the socket itself."""
 
@@ -41,6 +41,9 @@ class StandInBox:
 
     def usage(self):
         return None if self._cpu is None else (self._cpu, False)
+
+    def stack(self):
+        return b""  # a box that dumps no stack when its call is stopped (autograder.intake.stack_dump)
 
     def kill(self):
         pass

@@ -80,13 +80,17 @@ MEASURE = REPORT + """
   }
   document.body.removeChild(ruler);
   var table = document.getElementById('students-table');
+  // The height of the students table's rows, lowest and highest: one line a student, or not.
+  var heights = table ? Array.prototype.map.call(table.tBodies[0].rows, function (row) {
+    return Math.round(row.getBoundingClientRect().height); }) : [];
   report({window: width, scroll_width: document.documentElement.scrollWidth,
           wide: wide.slice(0, 20), cjk_width: cjk, views: views,
           target_top: target ? Math.round(target.getBoundingClientRect().top) : null,
           scroll_y: Math.round(window.scrollY), tracks: tracks.length,
           narrowest_track: bars.length ? Math.min.apply(null, bars) : null, flat_bars: flat, cut_values: cut,
           cramped: cramped.slice(0, 20),
-          students_table: table ? [table.scrollWidth, table.parentNode.clientWidth] : null});
+          students_table: table ? [table.scrollWidth, table.parentNode.clientWidth] : null,
+          student_rows: heights.length ? [Math.min.apply(null, heights), Math.max.apply(null, heights)] : null});
 })();
 """
 

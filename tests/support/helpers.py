@@ -104,12 +104,18 @@ class Mutant:
     """A single-mistake submission: the reference solution with ``replacements``
     applied, its mistake in TODO ``todo``; ``must_fail``: test ids that must fail.
     ``unwritten``: TODOs left as the stub has them (a student still at work), so
-    that the grade must tell the written mistake from what is not written yet."""
+    that the grade must tell the written mistake from what is not written yet.
+    ``as_written``: the file as a student's is, the solution's fences gone (the
+    stub's comments are what marks each TODO there). ``limits``: the sandbox's
+    limits (:class:`~autograder.sandbox.client.Limits` fields) for a mistake that
+    costs time limits: an endless loop."""
 
-    def __init__(self, name, todo, replacements, must_fail=(), unwritten=()):
+    def __init__(self, name, todo, replacements, must_fail=(), unwritten=(), as_written=False, limits=None):
         self.name, self.todo = name, todo
         self.replacements, self.must_fail = list(replacements), set(must_fail)
         self.unwritten = tuple(unwritten)
+        self.as_written = as_written
+        self.limits = dict(limits or {})
 
     def __repr__(self):
         return f"Mutant({self.name!r}, TODO {self.todo})"
@@ -117,7 +123,7 @@ class Mutant:
     def source(self, module):
         """The submitted file: the mutated solution, its ``unwritten`` TODOs stubbed."""
         source = mutate(module, *self.replacements)
-        if self.unwritten:
+        if self.unwritten or self.as_written:
             import sys
 
             sys.path.insert(0, str(ROOT / "tools"))
@@ -125,6 +131,40 @@ class Mutant:
 
             source = make_stubs.make_stub(source, set(self.unwritten))
         return source
+
+    def sandbox_limits(self):
+        """The limits to grade it with (None: the grader's own)."""
+        from autograder.sandbox.client import Limits
+
+        return Limits(**self.limits) if self.limits else None
+
+
+# An endless loop costs its first call's limit and a short one (0.5 s) for each later call;
+# the mutants' loops run under small limits (the slowest correct call of the chapter is
+# charged about 0.06 s) and a module budget that one call spends: the module's later calls
+# are not run. LOOP_LIMITS: a first call of 1 s, then four with the short limit, for the
+# walkthrough's path (each later call placed where it looped, not at its test's TODO).
+BUDGETED_LOOP_LIMITS = {"call_timeout": 0.5, "module_budget": 0.5}
+LOOP_LIMITS = {"call_timeout": 1.0, "module_budget": 3.0}
+
+
+def endless_loops(module, cases, limits=BUDGETED_LOOP_LIMITS):
+    """One mutant per ``{todo: (name, a test id that meets the loop)}``: an endless loop at
+    the start of that TODO's code, in a file as a student writes it."""
+    return [Mutant(name, todo, [endless_loop(module, todo)], [test_id], as_written=True, limits=limits)
+            for todo, (name, test_id) in cases.items()]
+
+
+def endless_loop(module, todo):
+    """The replacement that starts TODO ``todo``'s code in the solution of ``module`` with
+    an endless loop. The block is found by its fence (``# >>> TODO n: ...``), so that a
+    reworded or rewrapped solution keeps the mutant."""
+    import re
+
+    fence = re.search(rf"^([ \t]*)# >>> TODO {todo}:[^\n]*\n", solution_source(module), re.M)
+    assert fence, f"no fence of TODO {todo} in {module}"
+    indent = fence.group(1)
+    return fence.group(0), f"{fence.group(0)}{indent}while True:  # never ends\n{indent}    pass\n"
 
 
 def todos_named(text):
@@ -156,6 +196,29 @@ def running(pid):
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+@contextlib.contextmanager
+def parent_with_child(child_code):
+    """A Python process of its own (this test process has other descendants) that
+    started one child running ``child_code``: yields ``(parent Popen, child pid)``;
+    both are killed after."""
+    import subprocess
+    import sys
+
+    parent = subprocess.Popen([sys.executable, "-c",
+                               "import subprocess, sys, time\n"
+                               f"child = subprocess.Popen([sys.executable, '-c', {child_code!r}])\n"
+                               "print(child.pid, flush=True)\ntime.sleep(120)"],
+                              stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    try:
+        yield parent, child
+    finally:
+        for pid in (child, parent.pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        parent.wait()
 
 
 def outliving(pids, timeout):

@@ -1,10 +1,13 @@
 """What the hostile tests share: the full confinement they demand of the machine,
-the limits they grade under, readers of a report's per-module results, and the sweep
-for processes a hostile submission tried to leave behind."""
+the limits they grade under, readers of a report's per-module results, the sweep
+for processes a hostile submission tried to leave behind, and a small class graded
+with one hostile student in it."""
+import json
 import os
 import pathlib
 import secrets
 import signal
+import time
 
 import pytest
 
@@ -63,3 +66,33 @@ def sweep(marker):
             except OSError:
                 pass
     return found
+
+
+def graded_beside_honest(tmp_path, name, overrides, marker, call_timeout, module_budget):
+    """``grade-many --jobs 2`` over a class of three, ``name`` (the solutions, with the
+    modules in ``overrides`` replaced: module -> source) between ``a-honest`` and
+    ``c-honest`` (graded while it runs), with the per-call limit and the module budget given (small:
+    a trick meets them quickly). Returns each student's results.json and the processes
+    carrying ``marker`` still running once the batch ended (killed)."""
+    from support.cli import autograder_command
+    from support.helpers import ROOT, make_submission
+
+    root, out = tmp_path / "class", tmp_path / "out"
+    students = ["a-honest", name, "c-honest"]
+    for student in students:
+        make_submission(root / student / "exercises", overrides if student == name else None)
+    env = dict(os.environ, AUTOGRADER_CALL_TIMEOUT=str(call_timeout), AUTOGRADER_MODULE_BUDGET=str(module_budget),
+               PYTHONPATH=str(ROOT))
+    try:
+        done = autograder_command("grade-many", root, "-o", out, "--jobs", "2", "--seed", "5", "--no-progress",
+                                  env=env, timeout=900)
+    finally:
+        time.sleep(0.5)
+        survivors = sweep(marker)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {student: json.loads((out / student / "results.json").read_text()) for student in students}, survivors
+
+
+def full_marks_in_every_module(results):
+    modules = results["extra_data"]["modules"]
+    return all(entry["score"] == entry["max_score"] for entry in modules.values())

@@ -3,7 +3,7 @@ its mistake. A Mutant is (name, todo, replacements, must_fail): replacements are
 (old, new) pairs applied exactly once to the reference solution; must_fail lists
 test ids that must fail for it. todo None: the mistake is in code the stub gives
 pre-written (it must still lose points, but no TODO holds it)."""
-from support.helpers import Mutant
+from support.helpers import Mutant, endless_loops
 
 UNSCALE = '    if use_scaler:\n        scaler.unscale_(optimizer)\n'
 BACKWARD = ('        if use_scaler:\n            scaler.scale(weighted_loss).backward()\n'
@@ -110,4 +110,9 @@ CASES = [
     # nothing of the TODOs before it, except the checks that end it earlier)
     Mutant('accepts_scaler_any_precision_rest_unwritten', 10, [('    if precision != "fp16" and use_scaler:\n        raise ValueError(f"precision {precision!r} must run without a GradScaler")\n', '')],
            ['test_scaler_only_with_fp16'], unwritten=(11, 12, 13)),
+    # -- issue 45: an endless loop in each TODO, diagnosed where it runs (the box's stack at the timeout)
+    *endless_loops("amp_training_step", {10: ("loop_in_validation", "test_fp32_update_matches_plain_training"),
+                                         11: ("loop_in_microbatches", "test_fp32_update_matches_plain_training"),
+                                         12: ("loop_in_boundary", "test_fp32_update_matches_plain_training"),
+                                         13: ("loop_in_step_or_skip", "test_fp32_update_matches_plain_training")}),
 ]

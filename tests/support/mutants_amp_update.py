@@ -3,7 +3,7 @@ its mistake. A Mutant is (name, todo, replacements, must_fail): replacements are
 (old, new) pairs applied exactly once to the reference solution; must_fail lists
 test ids that must fail for it. todo None: the mistake is in code the stub gives
 pre-written (it must still lose points, but no TODO holds it)."""
-from support.helpers import Mutant
+from support.helpers import Mutant, endless_loops
 
 CASES = [
     Mutant('unscale_in_place', 1, [('gradient / scale for gradient in scaled_gradients]', 'gradient.div_(scale) for gradient in scaled_gradients]')],
@@ -109,4 +109,8 @@ CASES = [
            ['test_global_norm_fp16_does_not_overflow', 'test_global_norm_bf16_accumulates_in_fp32']),
     Mutant('norm_of_own_dtype_norm', 2, [('squared_sum = squared_sum + gradient.float().square().sum()', 'squared_sum = squared_sum + gradient.norm().float() ** 2')],
            ['test_global_norm_bf16_accumulates_in_fp32', 'test_global_norm_fp16_squares_in_fp32']),
+    # -- issue 45: an endless loop in each TODO, diagnosed where it runs (the box's stack at the timeout)
+    *endless_loops("amp_update", {1: ("loop_in_unscale_gradients", "test_unscale_without_mutation"),
+                                  2: ("loop_in_global_grad_norm", "test_global_norm_across_parameters"),
+                                  3: ("loop_in_finite_check", "test_finite_update_and_clipping")}),
 ]

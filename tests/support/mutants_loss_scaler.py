@@ -10,7 +10,7 @@ forgets earlier tensors, a first-param-group-only unscale, a step() that drops
 its arguments or return value or ignores an explicit unscale_'s found_inf, an
 update() with the default options or without the tracker, a state_dict() with
 a wrong key or type."""
-from support.helpers import Mutant
+from support.helpers import LOOP_LIMITS, Mutant, endless_loops
 
 _RULE = ("    if found_inf:\n        return float(scale * backoff_factor), 0\n"
          "    growth_tracker = growth_tracker + 1\n    if growth_tracker == growth_interval:\n"
@@ -170,4 +170,18 @@ CASES = [
            ['test_unscale_in_place'], unwritten=(7, 8, 9)),
     Mutant('tracker_kept_rest_unwritten', 4, [('return float(scale * backoff_factor), 0', 'return float(scale * backoff_factor), growth_tracker')],
            ['test_update_scale_backoff_resets_tracker'], unwritten=(5, 6, 7, 8, 9)),
+    # -- issue 45: an endless loop in each TODO, diagnosed where it runs (the box's stack at the timeout);
+    # the walkthrough's loop in update() with a budget for several calls: each later call meets the loop
+    # with the short limit, and none of them is evidence against its own test's TODO
+    *endless_loops("loss_scaler", {4: ("loop_in_update_scale", "test_update_scale_sequence"),
+                                   5: ("loop_in_scale", "test_skip_on_inf_matches_gradscaler"),
+                                   6: ("loop_in_unscale_", "test_skip_on_inf_matches_gradscaler"),
+                                   7: ("loop_in_step", "test_skip_on_inf_matches_gradscaler"),
+                                   9: ("loop_in_state_dict", "test_skip_on_inf_matches_gradscaler")}),
+    *endless_loops("loss_scaler", {8: ("loop_in_update", "test_matches_gradscaler_sgd")}, limits=LOOP_LIMITS),
+    # the walkthrough's second unscale: step() calls unscale_ after the explicit one, and the given
+    # code's rule (once per iteration) raises in unscale_: the call in step (TODO 7) broke it
+    Mutant('step_unscales_twice', 7, [('        if state["stage"] == _READY:\n            self.unscale_(optimizer)\n',
+                                       '        self.unscale_(optimizer)\n')],
+           ['test_unscale_every_param_group', 'test_step_after_explicit_unscale_uses_its_found_inf'], as_written=True),
 ]

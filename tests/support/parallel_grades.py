@@ -23,9 +23,10 @@ grade_share({jobs!r}, {reports!r})
 
 
 def grade_all(jobs, workdir):
-    """``jobs``: [(overrides, seed, modules)] as ``grade_dir`` takes them (modules: None for
-    all) -> [GradeReport] in the same order. ``workdir``: an empty folder for the
-    submissions and the shares' files."""
+    """``jobs``: [(overrides, seed, modules)] or [(overrides, seed, modules, limits)] as
+    ``grade_dir`` takes them (modules: None for all; limits: the sandbox's, None for the
+    grader's own) -> [GradeReport] in the same order. ``workdir``: an empty folder for
+    the submissions and the shares' files."""
     workdir = pathlib.Path(workdir)
     count = max(1, min(len(jobs), len(os.sched_getaffinity(0))))
     cases = {}
@@ -58,11 +59,12 @@ def grade_share(jobs_path, reports_path):
     boxes = start_boxes()
     try:
         reports = []
-        for index, (overrides, seed, modules) in enumerate(jobs):
+        for index, (overrides, seed, modules, *limits) in enumerate(jobs):
             submission = folder / f"submission{index}"
             submission.mkdir()
             make_submission(submission, overrides, ())
-            reports.append(grade_submission(submission, seed=seed, boxes=boxes, modules=modules))
+            reports.append(grade_submission(submission, seed=seed, boxes=boxes, modules=modules,
+                                            limits=limits[0] if limits else None))
     finally:
         boxes.close()
     with open(reports_path, "wb") as out:

@@ -23,6 +23,7 @@ comments and docstrings are never uses: only what resolves to torch's objects is
 """
 import ast
 import functools
+import sys
 from dataclasses import dataclass
 
 from autograder.authoring import IMPORTERS, Names, imported_paths
@@ -157,12 +158,25 @@ class _Scanner:
             self.add("review", node, f"the path {text[:60]!r}")
 
 
+def _deeper_than(tree, limit):
+    """Whether ``tree`` nests more than ``limit`` nodes deep (walked without recursion)."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
+
+
 @functools.lru_cache(maxsize=16)  # the suites ask once per loss_scaler test
 def scan(source):
     """Every :class:`Finding` in ``source``, by line (none for source that does not parse:
     the import fails anyway and every test says so)."""
     try:
         tree = ast.parse(source)
+        if _deeper_than(tree, sys.getrecursionlimit()):
+            raise RecursionError  # as 3.11+ parsing says itself; 3.10 builds the tree, and reading it was quadratic
     except (SyntaxError, ValueError):
         return ()
     except (RecursionError, MemoryError):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image; the
 # zip is unpacked in /autograder/source. It builds the grader's environment from
-# the files beside it and nothing else: a venv on a Python >= @MIN_PYTHON@, torch's
+# the files beside it and nothing else: a venv on a CPython @MIN_PYTHON@ to @MAX_PYTHON@ (those
+# torch's pinned release has wheels for; python3 first, then the newest in range), torch's
 # CPU build (the default Linux wheel pulls several GB of CUDA libraries), then
 # requirements.txt. Written by `python -m autograder export-gradescope`.
 # AUTOGRADER_ROOT (default /autograder) and AUTOGRADER_NO_APT (set: never run
@@ -11,6 +12,7 @@ ROOT="${AUTOGRADER_ROOT:-/autograder}"
 SOURCE="$ROOT/source"
 VENV="$ROOT/venv"
 MIN_PYTHON="@MIN_PYTHON@"
+MAX_PYTHON="@MAX_PYTHON@"
 TORCH="@TORCH@"
 TORCH_INDEX="@TORCH_INDEX@"
 IMAGE_ADVICE="On the assignment's Configure Autograder page choose the base image Ubuntu 22.04 (its python3 is 3.10) and upload the zip again; see the TA guide (docs/ta-guide.md, section Gradescope)."
@@ -24,9 +26,9 @@ fail() {
   exit 1
 }
 
-# A Python new enough, with venv and ensurepip (Ubuntu ships them in python3-venv).
+# A Python in the range, with venv and ensurepip (Ubuntu ships them in python3-venv).
 usable_python() {
-  "$1" -c "import sys, venv, ensurepip; sys.exit(sys.version_info[:2] < (@MIN_PYTHON_TUPLE@))" >/dev/null 2>&1
+  "$1" -c "import sys, venv, ensurepip; sys.exit(not (@MIN_PYTHON_TUPLE@) <= sys.version_info[:2] <= (@MAX_PYTHON_TUPLE@))" >/dev/null 2>&1
 }
 
 find_python() {
@@ -50,19 +52,19 @@ describe_python() {
 
 if ! PYTHON="$(find_python)"; then
   if may_apt; then
-    echo "setup.sh: no Python >= $MIN_PYTHON with venv on this image ($(describe_python)): installing python3 and python3-venv"
+    echo "setup.sh: no Python $MIN_PYTHON-$MAX_PYTHON with venv on this image ($(describe_python)): installing python3 and python3-venv"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update
     apt-get install -y --no-install-recommends python3 python3-venv libseccomp2
   fi
-  PYTHON="$(find_python)" || fail "the grader needs Python >= $MIN_PYTHON with its venv module, and this image has $(describe_python). $IMAGE_ADVICE"
+  PYTHON="$(find_python)" || fail "the grader needs a Python $MIN_PYTHON to $MAX_PYTHON with its venv module, and this image has $(describe_python). $IMAGE_ADVICE"
 fi
 echo "setup.sh: using $PYTHON ($("$PYTHON" --version 2>&1))"
 
 rm -rf "$VENV"
 "$PYTHON" -m venv "$VENV" || fail "could not create a virtual environment with $PYTHON"
 "$VENV/bin/python" -m pip install --index-url "$TORCH_INDEX" "$TORCH" \
-  || fail "could not install $TORCH (CPU build) for $("$VENV/bin/python" --version 2>&1) on this image: its wheels need Python >= $MIN_PYTHON and glibc >= 2.28. $IMAGE_ADVICE"
+  || fail "could not install $TORCH (CPU build) for $("$VENV/bin/python" --version 2>&1) on this image: its wheels need Python $MIN_PYTHON to $MAX_PYTHON and glibc >= 2.28. $IMAGE_ADVICE"
 "$VENV/bin/python" -m pip install -r "$SOURCE/requirements.txt" \
   || fail "could not install $SOURCE/requirements.txt"
 

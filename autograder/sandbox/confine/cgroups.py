@@ -17,11 +17,18 @@ zygote along) stays behind, empty: the next zygote removes those
 (:func:`remove_stale`).
 
 A keeper joins the cgroup before it forks the worker (so the worker is born
-inside), and leaves and removes it once the worker is dead -- through
-descriptors opened before it entered the box's mount namespace, where every
-mount, /sys/fs/cgroup included, becomes read-only. Where the zygote keeps the
-box itself (:mod:`autograder.sandbox.supervisor`), the worker joins first
-thing, before it starts anything, and the zygote removes the cgroup.
+inside), steps back out once it has (its own CPU time is not the box's), and
+removes it once the worker is dead -- through descriptors opened before it
+entered the box's mount namespace, where every mount, /sys/fs/cgroup included,
+becomes read-only. Where the zygote keeps the box itself
+(:mod:`autograder.sandbox.supervisor`), the worker joins first thing, before it
+starts anything, and the zygote removes the cgroup.
+
+The cgroup also counts the CPU time of every process that ever ran in it, reaped
+or not (:meth:`BoxCgroup.cpu_seconds`: v2 ``cpu.stat`` ``usage_usec``, kept by
+every v2 cgroup; v1 ``cpuacct.usage``, from the ``cpuacct`` hierarchy, mounted
+with ``cpu`` or on its own): what the judge charges a call
+(:mod:`autograder.sandbox.call_clock`).
 """
 import os
 import time
@@ -59,11 +66,13 @@ class BoxCgroup:
         self.paths = []
         self.kind = None
         self.cpu = None  # what shares the CPU out, when a controller could
+        self.accounting = None  # the file that counts the box's CPU time, where there is one
         if _v2():
             path = os.path.join(ROOT, name)
             os.mkdir(path)
             self.paths.append(path)
             self.kind = "cgroup v2"
+            self.accounting = os.path.join(path, "cpu.stat")  # a core file: no controller needed
             _write(os.path.join(path, "memory.max"), memory_bytes)
             if os.path.exists(os.path.join(path, "memory.swap.max")):
                 _write(os.path.join(path, "memory.swap.max"), 0)
@@ -85,6 +94,7 @@ class BoxCgroup:
             _write(os.path.join(memory, "memory.limit_in_bytes"), memory_bytes)
             _write(os.path.join(pids, "pids.max"), max_pids)
             self._v1_cpu(name)
+            self._v1_accounting(name)
 
     def _v1_cpu(self, name):
         cpu = os.path.join(ROOT, "cpu", name)
@@ -101,6 +111,21 @@ class BoxCgroup:
         except OSError:
             pass
 
+    def _v1_accounting(self, name):
+        """``cpuacct.usage``: in the cpu cgroup where the two are mounted together, else
+        in a cgroup of the ``cpuacct`` hierarchy of its own (none: the clock falls back)."""
+        together = os.path.join(ROOT, "cpu", name, "cpuacct.usage")
+        if os.path.exists(together):
+            self.accounting = together
+            return
+        cpuacct = os.path.join(ROOT, "cpuacct", name)
+        try:
+            os.mkdir(cpuacct)
+        except OSError:
+            return
+        self.paths.append(cpuacct)
+        self.accounting = os.path.join(cpuacct, "cpuacct.usage")
+
     def join(self, pid=0):
         # Opened now, used at the end (see the module's docstring).
         self.parents = [os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY) for path in self.paths]
@@ -108,7 +133,16 @@ class BoxCgroup:
                       for path in self.paths]
         for path in self.paths:
             _write(os.path.join(path, "cgroup.procs"), pid or os.getpid())
-        self._members = os.open(self.paths[0], os.O_RDONLY | os.O_DIRECTORY)
+        self.watch()
+
+    def step_out(self):
+        """(A keeper, once the worker is born inside) Back to the parent cgroups: what
+        the keeper itself spends is not the box's."""
+        for leave in getattr(self, "leave", []):
+            try:
+                os.write(leave, str(os.getpid()).encode())
+            except OSError:
+                pass
 
     def join_self(self):
         """(A worker forked outside the cgroup) Move this process in, first thing."""
@@ -116,8 +150,26 @@ class BoxCgroup:
             _write(os.path.join(path, "cgroup.procs"), 0)  # 0: the writing process
 
     def watch(self):
-        """(The zygote, which never joins) Keep the box's process list at hand."""
+        """(The zygote, which never joins; a keeper once it joined) Keep the box's process
+        list and its CPU count at hand."""
         self._members = os.open(self.paths[0], os.O_RDONLY | os.O_DIRECTORY)
+        if self.accounting is not None:
+            self._accounting = os.open(os.path.dirname(self.accounting), os.O_RDONLY | os.O_DIRECTORY)
+
+    def cpu_seconds(self):
+        """CPU time of every process that ever ran in the box, however it ended and
+        whoever reaped it (the kernel's own count); None where there is none."""
+        try:
+            handle = os.open(os.path.basename(self.accounting), os.O_RDONLY, dir_fd=self._accounting)
+            try:
+                text = os.read(handle, 4096)
+            finally:
+                os.close(handle)
+            if self.kind == "cgroup v2":  # "usage_usec N" first, then user, system...
+                return int(dict(line.split() for line in text.decode().splitlines())["usage_usec"]) / 1e6
+            return int(text) / 1e9
+        except (AttributeError, TypeError, OSError, ValueError, KeyError):
+            return None
 
     def members(self):
         """The box's processes now, read from its cgroup (no walk of /proc), or None.
@@ -148,9 +200,10 @@ class BoxCgroup:
                 pass
             for fd in (leave, parent):
                 os.close(fd)
-        if hasattr(self, "_members"):
-            os.close(self._members)
-            del self._members
+        for held in ("_members", "_accounting"):
+            if hasattr(self, held):
+                os.close(getattr(self, held))
+                delattr(self, held)
         if not hasattr(self, "parents"):
             for path in self.paths:
                 try:
@@ -160,8 +213,8 @@ class BoxCgroup:
 
 
 def hierarchies(root=ROOT):
-    """Where a box's cgroup may be: the v2 tree, or the v1 memory, pids and cpu hierarchies."""
-    return [root] + [os.path.join(root, controller) for controller in ("memory", "pids", "cpu")]
+    """Where a box's cgroup may be: the v2 tree, or the v1 memory, pids, cpu and cpuacct hierarchies."""
+    return [root] + [os.path.join(root, controller) for controller in ("memory", "pids", "cpu", "cpuacct")]
 
 
 def box_cgroup(name, memory_bytes, max_pids, join=True):

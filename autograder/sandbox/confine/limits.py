@@ -124,18 +124,49 @@ def become_subreaper():
         return False
 
 
-def _children_map():
+def _read_proc(name, proc=None):
+    """The bytes of ``/proc/<name>``; ``proc``: a descriptor of the /proc to read (one
+    a keeper opened before the box's root replaced its own), else this process's /proc."""
+    if proc is None:
+        with open(f"/proc/{name}", "rb") as handle:
+            return handle.read()
+    handle = os.open(name, os.O_RDONLY, dir_fd=proc)
+    try:
+        return os.read(handle, 1 << 16)
+    finally:
+        os.close(handle)
+
+
+def _list_proc(name="", proc=None):
+    if proc is None:
+        return os.listdir(f"/proc/{name}")
+    handle = os.open(name or ".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=proc)
+    try:
+        return os.listdir(handle)
+    finally:
+        os.close(handle)
+
+
+def _children_map(proc=None):
     children = {}
-    for entry in os.listdir("/proc"):
+    for entry in _list_proc("", proc):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
+            fields = _read_proc(f"{entry}/stat", proc).rsplit(b")", 1)[1].split()
             children.setdefault(int(fields[1]), []).append(int(entry))
         except (OSError, IndexError, ValueError):
             continue
     return children
+
+
+def _listed_children(pid, proc=None):
+    """The kernel's list of ``pid``'s children (each of its threads'); raises OSError
+    where the kernel keeps none or the process is gone."""
+    found = []
+    for task in _list_proc(f"{pid}/task", proc):
+        found += [int(child) for child in _read_proc(f"{pid}/task/{task}/children", proc).split()]
+    return found
 
 
 def children(pid):
@@ -144,21 +175,16 @@ def children(pid):
     if not os.path.isdir("/proc"):
         return []
     try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-        found = []
-        for task in tasks:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as listed:
-                found += [int(child) for child in listed.read().split()]
-        return found
+        return _listed_children(pid)
     except (OSError, ValueError):
         return _children_map().get(pid, [])
 
 
-def descendants(root_pid):
+def descendants(root_pid, proc=None):
     """Every live descendant of ``root_pid`` (Linux, through /proc), else []."""
-    if not os.path.isdir("/proc"):
+    if proc is None and not os.path.isdir("/proc"):
         return []
-    children = _children_map()
+    children = _children_map(proc)
     stack, found = list(children.get(root_pid, [])), []
     while stack:
         pid = stack.pop()
@@ -167,26 +193,61 @@ def descendants(root_pid):
     return found
 
 
-def tree_usage(root_pid, members=None):
-    """``(cpu_seconds, running)`` for ``root_pid`` and everything it started
-    (Linux): the live processes' own CPU time plus what their reaped children
-    spent, and whether any of them is runnable now (on a CPU or waiting for
-    one) rather than sleeping; None elsewhere. ``members``: those processes
-    when a cgroup already knows them (else /proc is walked for them)."""
-    if not os.path.isdir("/proc"):
+def _box_tree(root_pid, proc=None):
+    """``root_pid``'s live descendants from the kernel's lists of children: no walk of
+    every process of the machine on each count. A box's processes all descend from
+    its worker (PID 1 of its namespace: the kernel hands it every orphan). Where the
+    kernel keeps no such list, the walk."""
+    try:
+        stack = _listed_children(root_pid, proc)
+    except (OSError, ValueError):
+        return descendants(root_pid, proc)
+    found = []
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        try:
+            stack.extend(_listed_children(pid, proc))
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+    return found
+
+
+def tree_usage(root_pid, members=None, proc=None):
+    """``(cpu_seconds, running, others)`` for ``root_pid`` and everything it started
+    (Linux): the live processes' own CPU time plus what the children they reaped
+    spent, whether any of them is runnable now (on a CPU or waiting for one) rather
+    than sleeping, and how many live processes there are besides ``root_pid``; None
+    elsewhere. ``members``: those processes when a cgroup already knows them (else
+    they are found from ``root_pid``); ``proc``: see :func:`_read_proc`."""
+    if proc is None and not os.path.isdir("/proc"):
         return None
     tick = os.sysconf("SC_CLK_TCK")
     total, running = 0, False
-    others = descendants(root_pid) if members is None else [pid for pid in members if pid != root_pid]
+    others = _box_tree(root_pid, proc) if members is None else [pid for pid in members if pid != root_pid]
     for pid in [root_pid] + others:
         try:
-            with open(f"/proc/{pid}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
+            fields = _read_proc(f"{pid}/stat", proc).rsplit(b")", 1)[1].split()
             total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
             running = running or fields[0] == b"R"
         except (OSError, IndexError, ValueError):
             continue
-    return total / tick, running
+    return total / tick, running, len(others)
+
+
+def box_count(worker_pid, cgroup=None, proc=None):
+    """A keeper's answer to the judge's ``cpu`` (:mod:`autograder.sandbox.call_clock`):
+    ``cpu`` -- with ``whole`` true, the CPU time of every process the box ever ran
+    (its cgroup's count); else only what its live processes and the children they
+    reaped spent --, ``running`` (one is runnable now) and ``others`` (how many live
+    processes it holds besides the worker). ``cpu`` None: nothing could be counted."""
+    usage = tree_usage(worker_pid, cgroup.members() if cgroup is not None else None, proc)
+    if usage is None:
+        return {"cpu": None}
+    whole = cgroup.cpu_seconds() if cgroup is not None else None
+    cpu, running, others = usage
+    return {"cpu": cpu if whole is None else whole, "running": running, "whole": whole is not None,
+            "others": others}
 
 
 def kill_descendants(root_pid=None):

@@ -5,7 +5,7 @@ import csv
 import io
 import json
 
-from autograder.class_reports import class_report, markdown
+from autograder.class_reports import class_report, csv_files, markdown
 from autograder.class_reports.flags import HIGH, row_flags
 from autograder.i18n import render
 from autograder.judging import results
@@ -32,7 +32,7 @@ def test_the_class_report_flags_a_student_the_grader_failed(tmp_path):
     assert "2 test(s)" in render(flag.action, "en") and "评分器" in render(flag.action, "zh")
     section = "\n".join(markdown._flags([row], "en"))
     assert "the grader failed in 2 test(s), not graded: TypeError at autograder/sandbox/wire.py:132" in section
-    cells = next(csv.DictReader(io.StringIO(class_report.render_csv([row], class_report.test_columns([row])))))
+    cells = next(csv.DictReader(io.StringIO(csv_files.render_csv([row], class_report.test_columns([row])))))
     assert "the grader failed (not graded): TypeError at autograder/sandbox/wire.py:132" in cells["flags"]
 
 

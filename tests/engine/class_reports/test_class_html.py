@@ -245,10 +245,32 @@ def test_every_message_of_the_class_report_has_a_translation():
 
     translated = catalog("zh")
     missing = []
-    for path in sorted((ROOT / "autograder" / "class_reports").glob("*.py")):
+    for path in sorted((ROOT / "autograder" / "class_reports").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("t", "_") and node.args \
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 if node.args[0].value not in translated:
                     missing.append(f"{path.name}:{node.lineno}: {node.args[0].value}")
     assert missing == []
+
+
+def test_similarity_partners_are_listed_once(tmp_path):
+    """A group of three who copied in every module: each of them lists the two others once."""
+    pytest.importorskip("copydetect", reason="copydetect (requirements-dev.txt) runs the similarity check")
+    class_folders.build(tmp_path / "out", report_lang="en", similarity=True)
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    table = page.split('id="students-table"')[1].split("</table>")[0]
+    row = next(row for row in table.split("<tr>") if ">张三</a>" in row)
+    similar = re.search(r'<div class="similar"[^>]*>(.*?)</div>', row).group(1)
+    assert similar.count("李华") == 1 and similar.count("王小明") == 1, similar
+
+
+@pytest.mark.slow
+def test_the_students_table_is_one_line_a_student_at_1280_px(tmp_path, chromium):
+    pytest.importorskip("copydetect", reason="copydetect (requirements-dev.txt) runs the similarity check")
+    for lang in ("zh", "en"):
+        out = tmp_path / lang
+        class_folders.build(out, report_lang=lang, similarity=True)
+        found = measure(chromium, str(out / "report.html"), width=1280)
+        low, high = found["student_rows"]
+        assert high <= 1.3 * low and high < 45, (lang, found["student_rows"])

@@ -80,7 +80,8 @@ def test_graded_commits_section_and_csv_columns(tmp_path):
     report = build(tmp_path)
     assert "Deadline `2026-12-15T23:59:00+08:00`: each repository was graded at the last commit" in report
     commits = _section(report, "Graded commits")
-    assert "| amp-ana | ok | `0123456789ab` | 2026-12-15T22:10:05+08:00 | – | 2 | `fedcba987654` | 1 |" in commits
+    assert "| amp-ana | ok | `0123456789ab` | 2026-12-15T22:10:05+08:00 | – | 2 | `fedcba987654` " \
+           "| 2026-12-16T09:00:00+08:00 | 1 |" in commits
     assert "| amp-bo\\|b | ok | not a git repository: graded as it is, no deadline could be checked |" in commits
     assert "| amp-cy | no commit before deadline | none before the deadline | – | – | 3 |" in commits
     assert "| amp-dee | crashed | – (not read) |" in commits
@@ -89,8 +90,8 @@ def test_graded_commits_section_and_csv_columns(tmp_path):
     with open(tmp_path / "scores.csv", newline="", encoding="utf-8") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     header = list(rows["amp-ana"])
-    assert header[-9:] == ["commit", "committed_at", "pushed_at", "later_commits", "latest_commit", "latest_total",
-                           "seed", "flags", "reason"]
+    assert header[-10:] == ["commit", "committed_at", "pushed_at", "later_commits", "latest_commit", "latest_total",
+                            "latest_committed_at", "seed", "flags", "reason"]
     assert (rows["amp-ana"]["commit"], rows["amp-ana"]["later_commits"], rows["amp-ana"]["latest_total"]) == \
         (SHA, "2", "1")
     assert rows["amp-cy"]["commit"] == "" and rows["amp-cy"]["later_commits"] == "3"

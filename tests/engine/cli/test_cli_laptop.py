@@ -44,8 +44,9 @@ def test_missing_folder_says_where_to_run_from(tmp_path):
 def test_missing_packages_say_to_activate_the_venv(tmp_path, monkeypatch):
     monkeypatch.setattr(preflight, "missing_requirements", lambda: ["torch"])
     message = preflight.usage_problem(tmp_path, "en")
-    assert "torch not installed" in message and "source .venv/bin/activate" in message
-    assert "pip install -r requirements.txt" in message
+    assert "Not installed in this Python" in message and ": torch." in message  # both languages, no catalog
+    assert "没有安装：torch。" in message and "source .venv/bin/activate" in message
+    assert "--index-url https://download.pytorch.org/whl/cpu" in message and "pip install -r requirements.txt" in message
 
 
 def test_push_again_only_inside_actions(monkeypatch):

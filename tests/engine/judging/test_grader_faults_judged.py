@@ -97,7 +97,7 @@ def test_the_judges_decoder_failing_is_not_the_students_unreadable_answer(tmp_pa
     report, data, screen = grade(tmp_path / "broken", toy_boxes, lang, RETURNS_A_TENSOR)
     add = next(test for test in data["tests"] if test["test_id"] == "test_add")
     assert add["extra_data"]["grader_fault"]["type"] == "TypeError"
-    assert add["extra_data"]["grader_fault"]["where"] == place(wire._decode_tensor, "a2b_base64(")
+    assert add["extra_data"]["grader_fault"]["where"] == place(wire._strict_base64_311, "a2b_base64(")
     assert (data["score"], data["max_score"], data["extra_data"]["not_graded"]) == (2, 2, {"toy_sum": 3})
     assert WORDS[lang][0] in add["output"]
     assert not any(words in text for words in STUDENTS_FAULT[lang] for text in (add["output"], screen))

@@ -16,7 +16,7 @@ from support.broken_grader import Binascii310, BrokenEncoder, place
 TENSOR = {"$tensor": "float32", "shape": [2], "data": "AACAPwAAAEA="}  # [1.0, 2.0]
 
 
-DECODE_LINE = place(wire._decode_tensor, "a2b_base64(")
+DECODE_LINE = place(wire._strict_base64_311, "a2b_base64(")
 ENCODE_LINE = place(wire._encode_tensor, "b2a_base64(")
 
 

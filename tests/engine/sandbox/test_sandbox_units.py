@@ -1,6 +1,5 @@
 """Small pieces of the sandbox, on their own: which interpreter folders a box
 may read, how box reports combine, uids for students."""
-import contextlib
 import os
 import subprocess
 import sys
@@ -90,29 +89,16 @@ def test_no_uids_without_root(monkeypatch):
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="Linux /proc")
 def test_tree_usage_from_known_members_equals_the_walk_of_proc():
     """A box's keeper passes its cgroup's pids instead of walking /proc per call."""
-    import subprocess
-
     from autograder.sandbox.confine import limits
+    from support.helpers import parent_with_child
 
-    # a parent of its own (this test process has other descendants), with one busy child
-    parent = subprocess.Popen([sys.executable, "-c",
-                               "import subprocess, sys, time\n"
-                               "child = subprocess.Popen([sys.executable, '-c', 'while True: pass'])\n"
-                               "print(child.pid, flush=True)\ntime.sleep(120)"],
-                              stdout=subprocess.PIPE, text=True)
-    child = int(parent.stdout.readline())
-    try:
+    with parent_with_child("while True: pass") as (parent, child):  # one busy child
         time.sleep(0.3)  # some CPU time of its own
         walked = limits.tree_usage(parent.pid)
         known = limits.tree_usage(parent.pid, members=[parent.pid, child, 999999999])
         assert known[1] and walked[1]  # the busy child is runnable
         assert abs(known[0] - walked[0]) < 0.2
         assert limits.tree_usage(parent.pid, members=[])[0] < known[0]  # the child counted only when named
-    finally:
-        for pid in (child, parent.pid):
-            with contextlib.suppress(OSError):
-                os.kill(pid, 9)
-        parent.wait()
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir("/sys/fs/cgroup"), reason="cgroups need root")
