@@ -154,8 +154,9 @@ def _module_groups(items, plugin):
 
 def _run_apart(groups, plugin):
     """Each module's tests in a process of its own, forked now, with a channel of its own to the
-    zygote for the boxes it starts; what each hands back (results, its sandbox, the reference runs it
-    computed) joins this process's. Pickled between two processes of the judge: nothing in it is an
+    zygote for the boxes it starts; what each hands back (results, what the report reads of its sandbox,
+    the reference runs it computed) joins this process's, which then closes the boxes it asked for
+    (the children closed them already: their keepers have hung up). Pickled between two processes of the judge: nothing in it is an
     object of a box's making (the wire decodes answers into plain values)."""
     import gc
 
@@ -198,9 +199,11 @@ def _run_apart(groups, plugin):
                 raise Cancelled()
             raise KeyboardInterrupt() if kind == "interrupted" else \
                 RuntimeError(f"the grading process of {module}'s tests failed: {value}")
-        results, state, references = value
+        results, (isolation, delegation, printed), references = value
         plugin.results.extend(results)
-        sandboxes[module].take_back(state)
+        sandbox = sandboxes[module]  # what the report reads of it (its boxes were closed there)
+        sandbox.isolation, sandbox.delegation, (sandbox.printed.head, sandbox.printed.dropped) = \
+            isolation, delegation, printed
         reference_cache.keep(references)
 
 
@@ -220,7 +223,8 @@ def _serve_apart(module, items, plugin, sandbox, boxes, answer_w):
         finally:
             report_lane_done()
             close_all([sandbox])
-        answer = ("ok", (plugin.results, sandbox.handed_back(),
+        answer = ("ok", (plugin.results, (sandbox.isolation, sandbox.delegation,
+                                          (sandbox.printed.head, sandbox.printed.dropped)),
                          {key: value for key, value in reference_cache.entries().items() if key not in before}))
     except Cancelled:
         answer = ("cancelled", None)

@@ -204,25 +204,6 @@ class Sandbox:
             self._box = None
         self._cpu_mark = None
 
-    _HANDED_BACK = ("spent", "wall_spent", "restarts", "isolation", "delegation", "faults")
-
-    def handed_back(self):
-        """What the judge keeps of this sandbox after its tests, as plain data (:meth:`take_back`)."""
-        return dict({name: getattr(self, name) for name in self._HANDED_BACK},
-                    printed=(self.printed.head, self.printed.dropped),
-                    allowance=(self.allowance.overrun, self.allowance.slowest))
-
-    def take_back(self, state):
-        """This sandbox as the forked process that ran its tests left it, its boxes closed there."""
-        for sock in [sock for box in (self._pending, self._box) if box is not None for sock in (box.sock, box.keeper)]:
-            if sock is not None:
-                sock.close()
-        self._pending = self._box = None
-        for name in self._HANDED_BACK:
-            setattr(self, name, state[name])
-        (self.printed.head, self.printed.dropped), (self.allowance.overrun, self.allowance.slowest) = \
-            state["printed"], state["allowance"]
-
     def _exit_status(self):
         if self._box is None:
             return "not running"
