@@ -49,7 +49,9 @@ def judge_with_marks(out):
     from autograder.sandbox import zygote
 
     mark("role imported")
-    me, preload = os.getpid(), zygote._preload
+    me = os.getpid()
+    name = "preload_shared" if hasattr(zygote, "preload_shared") else "_preload"  # what the judge loads for both
+    preload = getattr(zygote, name)
 
     def marked_preload():
         import torch  # noqa: F401
@@ -57,9 +59,9 @@ def judge_with_marks(out):
         mark("torch imported")
         preload()
         if os.getpid() == me:
-            mark("zygote warm-up")
+            mark("torch warmed up, worker side loaded")
 
-    zygote._preload = marked_preload
+    setattr(zygote, name, marked_preload)
     grade, tests = grading.grade, {}
 
     def marked_grade(job, boxes):

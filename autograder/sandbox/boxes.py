@@ -383,10 +383,12 @@ class SpawnBoxes:
 def fork_zygote_here():
     """Fork the zygote from this very process, which must hold nothing of the
     judge yet (a fresh judge process, :mod:`autograder.judge_process.launcher`):
-    torch is imported once and serves both."""
+    torch is imported once and serves both. What only boxes need the zygote
+    loads once forked, while this process goes on (the first box asked for
+    waits until it is ready)."""
     from autograder.sandbox import zygote
 
-    zygote._preload()
+    zygote.preload_shared()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
@@ -395,7 +397,7 @@ def fork_zygote_here():
         ours.close()
         zygote.forked_main(theirs)  # never returns
     theirs.close()
-    return ZygoteBoxes(ours, _ForkedProcess(pid), ready=True)
+    return ZygoteBoxes(ours, _ForkedProcess(pid), ready=False)
 
 
 def start_boxes():
