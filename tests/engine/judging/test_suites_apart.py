@@ -1,7 +1,8 @@
-"""A single grade runs each module's tests in a process of its own (suites.run's ``apart``):
-it grades exactly as the modules in turn do -- every test, its feedback, what the boxes
-printed, refused or reported of their confinement -- and a forked process that fails,
-is cancelled or never answers is the grader's failure, not a test's."""
+"""A single grade runs its modules' tests in lanes, one a CPU, the judge running one and a
+forked process each other (suites.run's ``apart``): it grades exactly as the modules in turn
+do -- every test, its feedback, what the boxes printed, refused or reported of their
+confinement -- and a forked process that fails, is cancelled or never answers is the
+grader's failure, not a test's."""
 import os
 
 import pytest
@@ -11,6 +12,7 @@ from autograder.sandbox import call_clock
 from support.helpers import ROOT, make_submission, mutate
 
 SEEDS = (11, 2024)
+LANES = min(len(os.sched_getaffinity(0)), 3)  # one a CPU, one a module at most
 
 
 def full_view(report):
@@ -47,6 +49,7 @@ def forks(monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(LANES < 2, reason="one CPU: the modules run in turn")
 def test_modules_apart_grade_as_modules_in_turn(submissions, shared_boxes, forks):
     for seed in SEEDS:
         apart = {}
@@ -54,7 +57,7 @@ def test_modules_apart_grade_as_modules_in_turn(submissions, shared_boxes, forks
             in_turn = engine.grade_submission(folder, seed=seed, boxes=shared_boxes)
             assert not forks
             apart[name] = full_view(engine.grade_submission(folder, seed=seed, boxes=shared_boxes, apart=True))
-            assert len(forks) == 3, name  # one process per module
+            assert len(forks) == LANES - 1, name  # the judge runs one lane itself
             forks.clear()
             assert apart[name] == full_view(in_turn), (name, seed)
     assert apart["solution"]["score"] == apart["solution"]["max_score"]
@@ -89,16 +92,16 @@ def test_one_module_alone_is_graded_in_this_process(submissions, shared_boxes, f
 
 
 @pytest.mark.slow
-def test_a_module_process_that_dies_fails_the_grade_as_the_graders(submissions, shared_boxes, monkeypatch):
-    real = test_loop.run_items
+def test_a_lane_process_that_dies_fails_the_grade_as_the_graders(submissions, shared_boxes, monkeypatch):
+    real, judge = test_loop.run_items, os.getpid()
 
     def dies_in_the_fork(items, plugin, timeout):
-        if any("loss_scaler" in item.nodeid for item in items):
+        if os.getpid() != judge:
             os._exit(9)  # as a crash of our own code would leave it: no answer
         return real(items, plugin, timeout)
 
     monkeypatch.setattr(test_loop, "run_items", dies_in_the_fork)
-    with pytest.raises(RuntimeError, match="loss_scaler's tests failed: it ended without an answer"):
+    with pytest.raises(RuntimeError, match="tests failed: it ended without an answer"):
         engine.grade_submission(submissions["solution"], seed=SEEDS[0], boxes=shared_boxes, apart=True)
 
 
@@ -112,3 +115,28 @@ def test_a_cancelled_grade_unwinds_from_every_module(submissions, shared_boxes, 
             engine.grade_submission(submissions["solution"], seed=SEEDS[0], boxes=shared_boxes, apart=True)
     finally:
         call_clock.cancel_when(None)
+
+
+def test_modules_are_dealt_to_lanes_one_a_cpu(monkeypatch):
+    """The largest module first, each to the lane with the fewest tests so far; the judge runs
+    the lane with the most; one CPU: no lanes, the modules in turn."""
+    from types import SimpleNamespace
+
+    class Item:
+        def __init__(self, module):
+            self.marker = SimpleNamespace(args=(module,))
+
+        def get_closest_marker(self, name):
+            return self.marker if name == "module" else None
+
+    boxes = SimpleNamespace(new_channel=lambda: None)
+    plugin = SimpleNamespace(sandboxes=lambda: {module: SimpleNamespace(boxes=boxes) for module in "abc"})
+    items = [Item("a") for _ in range(5)] + [Item("b") for _ in range(3)] + [Item("c") for _ in range(4)]
+
+    def lanes(cpus):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+        return [[module for module, _tests in lane] for lane in suites._lanes(items, plugin)]
+
+    assert lanes(2) == [["c", "b"], ["a"]]
+    assert lanes(4) == [["a"], ["c"], ["b"]]
+    assert lanes(1) == []
