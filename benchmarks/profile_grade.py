@@ -244,6 +244,7 @@ def per_test(args):
                 counts["judge CPU in reference runs"] += time.process_time() - started
         return cached(kind, spec, timed)
 
+    originals = (request, start, send, recv, cached)
     client.Sandbox._request, client.wire.send_frame, client.wire.recv_frame = counted_request, counted_send, counted_recv
     client.Sandbox._start = counted_start
     reference_cache.cached = counted_cached
@@ -265,6 +266,8 @@ def per_test(args):
         suites.kept_collected(True, grade_twice)
     finally:
         boxes.close()
+        client.Sandbox._request, client.Sandbox._start, client.wire.send_frame, client.wire.recv_frame, \
+            reference_cache.cached = originals
     for kept, tests, found in rows:
         print(f"one grade, {tests} tests, reference runs {'kept from the grade before' if kept else 'computed'}:")
         print(f"  round trips {found.get('round trips', 0) / tests:.2f} a test, {found.get('bytes', 0) / tests:,.0f} "
