@@ -90,9 +90,11 @@ def test_forged_answers_never_break_the_checks(module):
 @pytest.mark.slow
 @pytest.mark.parametrize("module", MODULES)
 def test_forged_answers_of_wrong_solutions_never_break_the_checks(module):
-    """The same near the answers of the mutants (runs that stop, skip, differ)."""
+    """The same near the answers of the mutants (runs that stop, skip, differ). An endless
+    loop's mutant is left out: its answers are the reference's, and in this process, outside
+    any box, its loop would never end."""
     problems = []
-    for mutant in MUTANTS[module]:
+    for mutant in (case for case in MUTANTS[module] if not case.limits):
         problems += forge(module, solution(module, mutate(module, *mutant.replacements)), 2, mutant.name,
                           honest_passes=False)
     assert not problems, "\n\n".join(problems[:5])
