@@ -84,6 +84,7 @@ def test_modules_apart_in_a_collected_session_hand_back_their_references(submiss
     assert first.score == first.max_score
 
 
+@pytest.mark.slow
 def test_one_module_alone_is_graded_in_this_process(submissions, shared_boxes, forks):
     report = engine.grade_submission(submissions["solution"], seed=SEEDS[0], boxes=shared_boxes,
                                      modules=["amp_update"], apart=True)
