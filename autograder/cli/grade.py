@@ -12,7 +12,14 @@ from autograder.cli import common
 from autograder.i18n import help_language, resolve_language
 from autograder.i18n import text as t
 from autograder.judge_process import preflight
-from autograder.reports.safe_text import warn
+
+
+def warn(text):
+    """A warning on stderr (:func:`autograder.reports.safe_text.warn`), its module imported
+    only once the judge process has started (:func:`_prepare`), as the reports are."""
+    from autograder.reports.safe_text import warn as shown
+
+    shown(text)
 
 
 def add_parser(subparsers):
@@ -40,6 +47,20 @@ def write_outputs(report, args):
                   after=[t("results written to {path}", args.lang, path=args.results)])
 
 
+def _prepare(submission, lang, running):
+    """(A, while the judge process starts: it reads its job, and runs no student code,
+    only once this returned) what writing the outputs needs, imported and read now,
+    before any student code runs, and the running test's line (appended to ``running``);
+    returns the submission's tamper flags."""
+    from autograder.intake.integrity import submission_tamper_flags
+    from autograder.judge_process.running_test import RunningTest
+    from autograder.reports import classroom
+
+    classroom.preload()
+    running.append(RunningTest(lang))
+    return submission_tamper_flags(submission)
+
+
 def run(args):
     args.lang = resolve_language(args.lang, root=str(locations.REPO_ROOT))
     display = args.submission or "exercises"
@@ -58,23 +79,20 @@ def run(args):
         warn(usage_error)
         return 2
     try:
-        from autograder.intake.integrity import submission_tamper_flags
-        from autograder.judge_process.running_test import RunningTest
-        from autograder.reports import classroom
-
-        classroom.preload()
-        from autograder.judge_process.grading import grade_in_clean_process
-
         if usage_error:
             report = crash_report(display, args.seed, usage_error, args.lang)
         else:
-            running = RunningTest(args.lang)
+            from autograder.judge_process.grading import grade_in_clean_process
+
+            running = []  # the running test's line, made while B starts
             try:
                 report = grade_in_clean_process(submission, seed=args.seed, include_hidden=not args.visible_only,
-                                                flags=submission_tamper_flags(submission), lang=args.lang,
-                                                modules=args.module, display_dir=display, on_wait=running)
+                                                flags=lambda: _prepare(submission, args.lang, running),
+                                                lang=args.lang, modules=args.module, display_dir=display,
+                                                on_wait=lambda progress: [line(progress) for line in running])
             finally:
-                running.clear()
+                for line in running:
+                    line.clear()
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the judge and its boxes are gone already
         warn(t("Interrupted: the grade was stopped before it finished and no results were written.", args.lang))
         return 130

@@ -6,8 +6,9 @@ failure built inside a test is turned into text only once the report knows the
 run's language. The translations live in gettext ``.po`` catalogs: the
 engine's under ``autograder/i18n/locale/<lang>/``, the assignment's under its own
 ``locale/<lang>/`` (several files per language, one per area, so that each can
-be edited on its own); Babel reads them and its extractor
-finds the ids (``tests/engine/i18n/test_catalogs.py`` checks that every id has a
+be edited on its own); the grader reads them itself (:func:`translations`),
+Babel's extractor finds the ids and its tools keep the files
+(``tests/engine/i18n/test_catalogs.py`` checks that every id has a
 translation with the same placeholders). English is the source language: an
 id is its own English text.
 
@@ -152,17 +153,62 @@ def _catalog_of(lang, _package):  # a grade looks up its catalog for every messa
 def _catalog(lang, folders):
     if lang == "en":
         return {}
-    try:
-        from babel.messages.pofile import read_po
-    except ImportError:  # a laptop without the requirements: English, and `grade` says what is missing
-        return {}
-
     table = {}
     for path in [path for folder in folders for path in sorted(folder.glob("*.po"))]:
-        with open(path, "rb") as handle:
-            for message in read_po(handle):
-                if message.id and message.string and not message.fuzzy:
-                    table[message.id] = message.string
+        table.update(translations(path.read_text(encoding="utf-8")))
+    return table
+
+
+_PO_ESCAPE = re.compile(r'\\([\\abfnrtv"])')
+_PO_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def _po_text(quoted):
+    """A .po string (its quotes included) as text."""
+    inner = quoted[1:-1]
+    return _PO_ESCAPE.sub(lambda match: _PO_ESCAPES.get(match.group(1), match.group(1)), inner) \
+        if "\\" in inner else inner
+
+
+def translations(po_text):
+    """msgid -> msgstr of a .po file, its translated messages only: neither the header,
+    nor fuzzy, obsolete (``#~``) or plural ones -- what Babel's ``read_po`` reads there
+    (tests/engine/i18n/test_catalogs.py compares the two on every catalog). Babel's
+    reader (with its import) costs every process that renders in Chinese a tenth of a
+    second: a grade's judge and its command line both pay it. Babel stays the catalogs'
+    tool (:mod:`autograder.i18n.catalog_tools`)."""
+    table = {}
+    entry, field, flags = {}, None, []
+
+    def finish():
+        if "msgid" in entry and "msgid_plural" not in entry:
+            msgid, msgstr = "".join(entry["msgid"]), "".join(entry.get("msgstr", ()))
+            if msgid and msgstr and "fuzzy" not in flags:
+                table[msgid] = msgstr
+        if "msgid" in entry:
+            entry.clear()
+            flags.clear()
+
+    for line in po_text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line[0] == "#":
+            finish()  # a comment ends the message before it, as in Babel
+            if line.startswith("#,"):
+                flags.extend(flag.strip() for flag in line[2:].split(","))
+            continue
+        if line[0] == '"':
+            if field is not None:
+                entry.setdefault(field, []).append(_po_text(line))
+            continue
+        keyword, _, argument = line.partition(" ")
+        if keyword in ("msgid", "msgctxt"):
+            finish()
+        field = keyword if keyword in ("msgid", "msgid_plural", "msgstr") else None
+        if field is not None:
+            entry[field] = [_po_text(argument.strip())]
+    finish()
     return table
 
 
@@ -184,13 +230,21 @@ def check_language(value):
 def configured_language(root="."):
     """``[tool.autograder] lang`` from ``root/pyproject.toml`` (None if unset or unreadable)."""
     try:
+        with open(os.path.join(root, "pyproject.toml"), "rb") as handle:
+            content = handle.read()
+    except OSError:
+        return None
+    # Without the word, nor an escape that could spell it in a quoted key, the file cannot hold
+    # the setting: not parsed (tomllib costs every command line a hundredth of a second or two).
+    if b"autograder" not in content and b"\\u" not in content and b"\\U" not in content:
+        return None
+    try:
         from autograder.toml_reader import tomllib
     except ModuleNotFoundError:  # Python 3.10 without the requirements (tomli): still say it in the course's language
         return _scan_pyproject(root)
     try:
-        with open(os.path.join(root, "pyproject.toml"), "rb") as handle:
-            data = tomllib.load(handle)
-    except (OSError, ValueError):
+        data = tomllib.loads(content.decode("utf-8"))
+    except ValueError:
         return None
     setting = data.get("tool", {}).get("autograder", {})
     return check_language(setting.get("lang")) if isinstance(setting, dict) else None

@@ -39,9 +39,15 @@ def report_from(answer):
 def grade_in_clean_process(submission, seed, include_hidden, flags, lang="en", modules=None, display_dir=None,
                            on_wait=None):
     """(A) Grade ``submission`` in a fresh grading process; returns its :class:`GradeReport`.
+    ``flags``: the tamper flags, or a function that returns them, called once B has started
+    (A's own preparation then overlaps B's import of torch; see :func:`launcher.run_once`).
     ``on_wait(progress)`` is called every few hundredths of a second while B grades."""
-    job = grade_job(submission, seed, include_hidden, flags, lang, modules, display_dir)
-    return report_from(launcher.run_once(f"{__name__}:serve", job, "autograder-grading-", on_wait=on_wait))
+    job = grade_job(submission, seed, include_hidden, [], lang, modules, display_dir)
+    meanwhile = (lambda: {"flags": list(flags() or [])}) if callable(flags) else None
+    if meanwhile is None:
+        job["flags"] = list(flags or [])
+    return report_from(launcher.run_once(f"{__name__}:serve", job, "autograder-grading-", on_wait=on_wait,
+                                         meanwhile=meanwhile))
 
 
 def crash_report(submission, seed, message, lang="en"):
@@ -63,7 +69,7 @@ def grade(job, boxes):
 
     return grade_submission(job["submission"], seed=job["seed"], include_hidden=job["include_hidden"],
                             flags=job["flags"], boxes=boxes, lang=job.get("lang") or "en",
-                            modules=job.get("modules"), display_dir=job.get("display"))
+                            modules=job.get("modules"), display_dir=job.get("display"), apart=True)
 
 
 def serve(boxes):

@@ -43,14 +43,18 @@ class GradingFailed(RuntimeError):
 
 
 class Progress:
-    """(A) The test B runs now, read from the file B appends ``[module, title]`` lines to:
-    ``current`` (None before the first) and ``since``, when it started (monotonic)."""
+    """(A) The test B runs now, read from the file B appends ``[module, title, lane]`` lines to
+    as each test starts: ``current`` (None before the first) and ``since``, when it started
+    (monotonic). A lane is a process running tests one after another (B, or each process
+    running one module's tests apart, which ends with ``[null, null, lane]``); where several
+    run, the test that has kept the grade silent longest is the current one."""
 
     def __init__(self, path):
         self.path = path
         with open(path, "wb"):
             pass
         self._offset, self._partial = 0, b""
+        self._lanes = {}  # lane -> ((module, title), since)
         self.current, self.since = None, time.monotonic()
 
     def poll(self):
@@ -66,10 +70,16 @@ class Progress:
         self._partial = lines.pop()
         for line in lines:
             try:
-                module, title = json.loads(line.decode("utf-8"))
+                module, title, lane = json.loads(line.decode("utf-8"))
+                lane = str(lane)
             except (ValueError, TypeError):
                 continue
-            self.current, self.since = (str(module), str(title)), time.monotonic()
+            if title is None:
+                self._lanes.pop(lane, None)
+            else:
+                self._lanes[lane] = ((str(module), str(title)), time.monotonic())
+        if self._lanes:
+            self.current, self.since = min(self._lanes.values(), key=lambda entry: entry[1])
 
 
 def judge_environment(keep=()):
@@ -177,16 +187,21 @@ def read_answer(path, limit=MAX_ANSWER_BYTES):
         return b""
 
 
-def run_once(role, job, prefix, on_wait=None):
+def run_once(role, job, prefix, on_wait=None, meanwhile=None):
     """(A) ``job`` (a dict) served by a fresh judge process running ``role``: its answer,
     a dict. The job gets ``result`` (where B answers) and ``progress`` (where B appends
     the test it starts, :class:`Progress`); ``on_wait(progress)`` is called every WAIT_S
-    while B works. Ctrl-C, SIGTERM or SIGHUP stop B, then raise KeyboardInterrupt.
-    Raises :class:`GradingFailed` when B fails or answers nonsense."""
+    while B works. ``meanwhile()``, A's own preparation, runs once B has started and
+    before B gets its job, so that it overlaps B's start (torch's import): B waits for its
+    job before it reads anything of a submission, so no student code runs before A has
+    done; what it returns (a dict, or None) is added to the job. Ctrl-C, SIGTERM or
+    SIGHUP stop B, then raise KeyboardInterrupt. Raises :class:`GradingFailed` when B
+    fails or answers nonsense."""
     with interrupts.as_interrupt() as received, Judge(role, prefix) as judge:
         result = judge.path("report.json")
         progress = Progress(judge.path("progress"))
-        judge.send(dict(job, result=result, progress=progress.path))
+        extra = meanwhile() if meanwhile is not None else None
+        judge.send(dict(job, **(extra or {}), result=result, progress=progress.path))
 
         def waiting():
             received.check()

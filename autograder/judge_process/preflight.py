@@ -41,7 +41,7 @@ def missing_requirements():
 
 def usage_problem(submission, lang, allow_unconfined=False):
     """Why ``submission`` cannot be graded here (a message in ``lang``), or None."""
-    from autograder.sandbox.boxes import spawn_forgoes_confinement
+    from autograder.sandbox.environment import spawn_forgoes_confinement
 
     if spawn_forgoes_confinement() and not allow_unconfined:  # as grade-many refuses an unconfined class
         return t("AUTOGRADER_SANDBOX=spawn runs student code without this machine's confinement (namespaces, "

@@ -95,13 +95,14 @@ class Session:
         """module -> the source text taken ('' when it was not)."""
         return {module: submission.source_of(self.specs[module]) for module in self.sandboxes}
 
-    def run_suites(self, seed, include_hidden):
+    def run_suites(self, seed, include_hidden, apart=False):
         """The suites' results (see :mod:`autograder.judging.suites`) for the session's
-        modules, their boxes asked for at once so that they confine in parallel."""
+        modules, their boxes asked for at once so that they confine in parallel;
+        ``apart``: each module's tests in a process of its own."""
         from autograder.sandbox.client import prestart
 
         prestart(self.sandboxes.values(), self.modules)
-        return suites.run(self.sandboxes, seed, include_hidden, self.modules)
+        return suites.run(self.sandboxes, seed, include_hidden, self.modules, apart)
 
 
 @contextlib.contextmanager
@@ -163,7 +164,7 @@ def _points_text(points):
 
 
 def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None, flags=None,
-                     boxes=None, uid=None, lang="en", modules=None, display_dir=None):
+                     boxes=None, uid=None, lang="en", modules=None, display_dir=None, apart=False):
     """Grade ``submission_dir`` and return a complete :class:`GradeReport`.
 
     ``boxes``: a started box factory to reuse (batch grading hands each student
@@ -172,7 +173,9 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
     Grader files the submission changed on disk are flagged here; batch grading
     also restores them between students (:class:`autograder.intake.grader_guard.GraderGuard`).
     ``lang``: the language of the feedback; ``modules``: grade only these (--module);
-    ``display_dir``: the submission folder as the student named it, for messages."""
+    ``display_dir``: the submission folder as the student named it, for messages;
+    ``apart``: each module's tests in a process of its own (:mod:`autograder.judging.suites`),
+    for a grade that has the machine to itself."""
     assignment = active_assignment.current()
     hooks = assignment.hooks()
     seed = new_seed() if seed is None else int(seed)
@@ -196,7 +199,7 @@ def grade_submission(submission_dir, seed=None, include_hidden=True, limits=None
                               files=", ".join(assignment.files())))
         sources = session.sources()
         sandboxes = session.sandboxes
-        results = session.run_suites(seed, include_hidden)
+        results = session.run_suites(seed, include_hidden, apart)
     if session.leftovers:
         flags.append(f"{session.leftovers} process(es) of this submission were still running after its "
                      "boxes were closed and were killed")

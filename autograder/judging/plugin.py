@@ -34,13 +34,28 @@ _progress = {"fd": None}
 
 
 def report_progress_to(path):
-    """Append a line ``[module, title]`` (JSON) to the file ``path`` as each test starts,
-    for the command line to show which test runs (None: stop)."""
+    """Append a line ``[module, title, lane]`` (JSON) to the file ``path`` as each test starts,
+    for the command line to show which test runs (None: stop); a lane is the process
+    that runs it (:class:`autograder.judge_process.launcher.Progress`)."""
     if _progress["fd"] is not None:
         os.close(_progress["fd"])
         _progress["fd"] = None
     if path:
         _progress["fd"] = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+
+
+def _report_progress(module, title):
+    if _progress["fd"] is not None:
+        line = json.dumps([module, title, os.getpid()], ensure_ascii=False) + "\n"
+        try:
+            os.write(_progress["fd"], line.encode("utf-8"))
+        except OSError:
+            pass  # nobody is watching any more
+
+
+def report_lane_done():
+    """This process runs no more tests of the grade (it ran one module's apart)."""
+    _report_progress(None, None)
 
 
 def per_test_seed(run_seed, nodeid):
@@ -80,6 +95,10 @@ class GradingPlugin:
         self._raised = {}  # nodeid -> what the test raised (see pytest_pyfunc_call)
         self._faults_before = {}  # module -> how many grader faults its sandbox had when the test began
         self._sources = {}  # module -> the submission's source text, read once per grade
+
+    def sandboxes(self):
+        """module -> the :class:`~autograder.sandbox.client.Sandbox` this grade's tests call."""
+        return self._sandboxes
 
     def selected(self, items):
         """The collected ``items`` this grade runs (all, or --module's)."""
@@ -138,11 +157,7 @@ class GradingPlugin:
         self._faults_before = {module: len(sandbox.faults) for module, sandbox in self._sandboxes.items()}
         if _progress["fd"] is not None:
             module, _visible, _points, _todo, _hint, title = self._described(item)
-            line = json.dumps([module, render(title)], ensure_ascii=False) + "\n"
-            try:
-                os.write(_progress["fd"], line.encode("utf-8"))
-            except OSError:
-                pass  # nobody is watching any more
+            _report_progress(module, render(title))
 
     def take_raised(self, item):
         """What the test's call raised, kept by :meth:`pytest_pyfunc_call` (None: nothing)."""

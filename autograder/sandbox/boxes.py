@@ -24,7 +24,8 @@ import time
 from autograder import locations
 from autograder.intake import stack_dump
 from autograder.sandbox.confine import platforms
-from autograder.sandbox.environment import SAFE_ENVIRONMENT, forking_environment, scrubbed_environment  # noqa: F401
+from autograder.sandbox.environment import (SAFE_ENVIRONMENT, forking_environment, scrubbed_environment,  # noqa: F401
+                                            spawn_forgoes_confinement, use_zygote)
 
 PACKAGE_ROOT = str(locations.REPO_ROOT)
 READY_TIMEOUT_S = 180.0
@@ -382,10 +383,12 @@ class SpawnBoxes:
 def fork_zygote_here():
     """Fork the zygote from this very process, which must hold nothing of the
     judge yet (a fresh judge process, :mod:`autograder.judge_process.launcher`):
-    torch is imported once and serves both."""
+    torch is imported once and serves both. What only boxes need the zygote
+    loads once forked, while this process goes on (the first box asked for
+    waits until it is ready)."""
     from autograder.sandbox import zygote
 
-    zygote._preload()
+    zygote.preload_shared()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
@@ -394,17 +397,7 @@ def fork_zygote_here():
         ours.close()
         zygote.forked_main(theirs)  # never returns
     theirs.close()
-    return ZygoteBoxes(ours, _ForkedProcess(pid), ready=True)
-
-
-def use_zygote():
-    return sys.platform.startswith("linux") and os.environ.get("AUTOGRADER_SANDBOX", "zygote") != "spawn"
-
-
-def spawn_forgoes_confinement():
-    """Linux asked to spawn (``AUTOGRADER_SANDBOX=spawn``, the macOS/Windows path, for
-    debugging): its workers get rlimits only, not the zygote's confinement."""
-    return sys.platform.startswith("linux") and not use_zygote()
+    return ZygoteBoxes(ours, _ForkedProcess(pid), ready=False)
 
 
 def start_boxes():

@@ -35,3 +35,16 @@ def forking_environment(environ=None):
     if sys.platform.startswith("linux"):
         env["GLIBC_TUNABLES"] = HUGE_PAGES_MALLOC
     return env
+
+
+def use_zygote():
+    """Whether boxes are forked by a zygote (Linux), not spawned (``AUTOGRADER_SANDBOX=spawn``,
+    the macOS/Windows path). Here, not in :mod:`autograder.sandbox.boxes`: a command line
+    asks before it starts its judge, and needs nothing else of the sandbox's."""
+    return sys.platform.startswith("linux") and os.environ.get("AUTOGRADER_SANDBOX", "zygote") != "spawn"
+
+
+def spawn_forgoes_confinement():
+    """Linux asked to spawn (``AUTOGRADER_SANDBOX=spawn``, the macOS/Windows path, for
+    debugging): its workers get rlimits only, not the zygote's confinement."""
+    return sys.platform.startswith("linux") and not use_zygote()

@@ -34,6 +34,14 @@ MAX_MESSAGE = 65536
 def _preload():
     """What every worker needs, imported once here (after confinement a worker
     can no longer read the grader's files)."""
+    preload_shared()
+    _preload_boxes()
+
+
+def preload_shared():
+    """torch, started and warmed up, and the worker's side of the sandbox and of the
+    assignment: what a judge process that forks its zygote needs too
+    (:func:`autograder.sandbox.boxes.fork_zygote_here`), loaded once for both."""
     import torch
 
     torch.set_num_threads(1)
@@ -54,10 +62,20 @@ def _preload():
     for optimizer in (torch.optim.SGD([weight], lr=0.1), torch.optim.Adam([weight], lr=0.1)):
         weight.grad = torch.ones(2)
         optimizer.step()
-    from autograder.sandbox import assignment_side, box, supervisor, worker  # noqa: F401
+    from autograder.sandbox import assignment_side, worker  # noqa: F401
+
+    assignment_side.declared()  # its scenarios, the shapes of their answers
+    freeze_heap()
+
+
+def _preload_boxes():
+    """What only the boxes need: the confinement's modules, each guard's preparation (a look-up
+    in torch's library) and the compiled syscall filter. A forked zygote loads them once it
+    runs on its own, while its judge goes on."""
+    from autograder.sandbox import assignment_side, box, supervisor  # noqa: F401
     from autograder.sandbox.confine import landlock, namespaces, syscall_filter  # noqa: F401
 
-    assignment_side.load()  # its scenarios and guards, while grader files can still be read
+    assignment_side.load()  # its guards prepared, while grader files can still be read
     syscall_filter.prepare()  # each box then loads the compiled filter (where there is libseccomp)
     freeze_heap()
 
@@ -299,7 +317,9 @@ def main():
 
 def forked_main(control):
     """The zygote forked from a clean grading process (see
-    :mod:`autograder.judge_process.launcher`): everything is imported already."""
+    :mod:`autograder.judge_process.launcher`), what both use loaded already
+    (:func:`preload_shared`): it loads what only boxes need while its judge goes on,
+    says it is ready, as a zygote started on its own does (:func:`main`), and serves."""
     try:
         os.setsid()
         null = os.open(os.devnull, os.O_RDWR)
@@ -308,7 +328,13 @@ def forked_main(control):
         os.closerange(3, control.fileno())
         os.closerange(control.fileno() + 1, 65536)
         _become_zygote()
-        _settle()
+        try:
+            _preload_boxes()
+            _settle()
+        except BaseException as exc:  # noqa: B036 - report, then exit
+            _reply(control, {"ready": False, "error": f"{type(exc).__name__}: {exc}"[:500]})
+            raise
+        _reply(control, {"ready": True, "pid": os.getpid()})
         serve(control)
     finally:
         os._exit(0)

@@ -213,21 +213,21 @@ def test_planted_compiled_cache_is_found(tmp_path):
 LATE_IMPORTS = """
 import sys, json
 from autograder import __main__ as entry
-from autograder.judge_process import grading as grading_process
+from autograder.judge_process import launcher
 from autograder.judging import engine
 from autograder.cli import grade as cli_grade
 from autograder.sandbox import client
 
 seen = {}
-real = grading_process.grade_in_clean_process
+real = launcher.Judge.send
 
 
-def recording(*args, **kwargs):  # the command-line process: nothing after the grade starts
+def recording(self, *args, **kwargs):  # the command-line process: nothing after the judge has its job
     seen["cli"] = set(sys.modules)
-    return real(*args, **kwargs)
+    return real(self, *args, **kwargs)
 
 
-grading_process.grade_in_clean_process = recording
+launcher.Judge.send = recording
 code = entry.main(["grade", "--submission", sys.argv[1], "--results", sys.argv[2], "--seed", "5", "--classroom",
                    "--summary", sys.argv[3], "--lang", "zh"])
 cli_late = set(sys.modules) - seen["cli"]

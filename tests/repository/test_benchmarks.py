@@ -111,3 +111,16 @@ def test_history_benchmark_times_the_history_the_class_and_the_rerun(capsys):
     assert code == 0, out
     assert "class: 2 students x 4 commits" in out and "grade-many --history:" in out and ": 8 commits," in out
     assert "nothing new:" in out and ", 0 jobs" in out and "under 10 minutes with --jobs 1: yes" in out
+
+
+def test_grade_profile_prints_each_phase_and_what_a_test_costs(capsys):
+    """One profiled grade of a module (its judge's phases marked, A's and the children's CPU
+    counted) and one grade in process counted test by test; no figure asserted."""
+    module = _bench("profile_grade")
+    assert module.main(["--runs", "1", "--module", "amp_update"]) == 0
+    out = capsys.readouterr().out
+    phases = [line.split()[0] + " " + line.split()[1] for line in out.splitlines() if line.endswith("the floor")]
+    assert phases[0] == "A: start," and "B: torch" in phases and phases[-1] == "all processes", out
+    assert module.main(["--per-test"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("one grade,") == 2 and "3 box starts" in out and "0 reference runs" in out, out

@@ -69,3 +69,33 @@ def test_a_grade_tells_its_command_line_each_test_as_it_starts(tmp_path):
     assert seen and all(module == "loss_scaler" for module, _title in seen)
     assert all(re.search("[\u4e00-\u9fff]", title) for _module, title in seen)
     assert {title for _module, title in seen} <= {name.split(": ", 1)[-1] for name in titles}
+
+
+def test_of_modules_graded_apart_the_test_running_longest_is_shown(tmp_path, monkeypatch):
+    """Each module's tests run in a process of their own (a lane): the one that has kept the
+    grade silent longest is the running test, and a lane that has finished drops out."""
+    import json
+
+    from autograder.judge_process import launcher
+
+    clock = [100.0]
+    monkeypatch.setattr(launcher.time, "monotonic", lambda: clock[0])
+    progress = launcher.Progress(str(tmp_path / "progress"))
+
+    def started(module, title, lane, at):
+        clock[0] = at
+        with open(progress.path, "a", encoding="utf-8") as log:
+            log.write(json.dumps([module, title, lane]) + "\n")
+        progress.poll()
+
+    started("amp_update", "the loop", 1, 101.0)
+    started("loss_scaler", "quick one", 2, 102.0)
+    assert (progress.current, progress.since) == (("amp_update", "the loop"), 101.0)
+    started("loss_scaler", "next one", 2, 103.0)
+    started(None, None, 2, 104.0)  # loss_scaler's lane is done
+    assert progress.current == ("amp_update", "the loop")
+    started("amp_update", "after the loop", 1, 130.0)
+    assert (progress.current, progress.since) == (("amp_update", "after the loop"), 130.0)
+    started(None, None, 1, 131.0)
+    started("amp_training_step", "in turn", 3, 132.0)  # a lane of its own, the only one left
+    assert (progress.current, progress.since) == (("amp_training_step", "in turn"), 132.0)
