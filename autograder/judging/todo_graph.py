@@ -49,7 +49,7 @@ def upstream(todo):
 # "# <<< TODO n"). A student keeps them, mostly; the description's TODO_FUNCTIONS says
 # which function holds which TODO for a function whose comments are gone.
 # A mark is "TODO n" and a colon, as the stub writes it: a comment that only mentions a TODO
-# ("# TODO 11), not ...", where a sentence wrapped) marks nothing.
+# ("# TODO n), not ...", where a sentence wrapped) marks nothing.
 _START = re.compile(r"#\s*(?:>>>\s*)?TODO\s+(\d+)\s*[:：]|NotImplementedError\(\s*['\"]TODO\s+(\d+)\b")
 _END = re.compile(r"#\s*<<<\s*TODO\s+(\d+)\b")
 _DEF = re.compile(r"(\s*)(?:async\s+def|def|class)\s+(\w+)")
