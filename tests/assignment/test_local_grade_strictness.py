@@ -9,6 +9,8 @@ import pytest
 from support.helpers import ROOT, make_submission, public_tests_run
 from support.forked_runs import pytest_exit_codes
 
+LOOP_PUBLIC_TIMEOUT_S = 5  # a correct public test takes well under a second
+
 CASES = ([("amp_update", case) for case in mutants_amp_update.CASES]
          + [("loss_scaler", case) for case in mutants_loss_scaler.CASES]
          + [("amp_training_step", case) for case in mutants_amp_training_step.CASES])
@@ -23,8 +25,10 @@ def public_verdicts(request, tmp_path_factory):
               if getattr(item, "module", None) is request.module and hasattr(item, "callspec")}
     base = tmp_path_factory.mktemp("public")
     chosen = [(module, case) for module, case in CASES if case.name in wanted]
+    # an endless loop fails its public test at any limit: a short one, not the student's 20 s
     runs = [public_tests_run(make_submission(base / case.name / "exercises", {module: case.source(module)}),
-                             "-x", ROOT / "exercises" / "tests" / f"test_{module}.py")
+                             "-x", ROOT / "exercises" / "tests" / f"test_{module}.py",
+                             timeout_s=LOOP_PUBLIC_TIMEOUT_S if case.limits else None)
             for module, case in chosen]
     return {case.name: result for (_module, case), result in zip(chosen, pytest_exit_codes(runs))}
 
@@ -34,9 +38,12 @@ def public_verdicts(request, tmp_path_factory):
 def test_what_the_public_tests_catch_the_local_grade_catches(grade_dir, public_verdicts, module, case):
     code, output, _seconds = public_verdicts[case.name]
     assert code in (0, 1), output
+    assert code == 1 or not case.limits, f"{case.name}: its endless loop passes the public tests\n{output}"
     if code == 0:
         return  # nothing to match: the public tests are the smaller set
     source = case.source(module)
-    report = grade_dir({module: source}, seed=5, include_hidden=False, modules=[module])
+    # a loop is graded under its mutant's small limits (test_mutants.py does the same)
+    report = grade_dir({module: source}, seed=5, include_hidden=False, modules=[module],
+                       limits=case.sandbox_limits())
     score, total = report.by_module()[module]
     assert score < total, f"{case.name}: the public tests fail, yet the local grade gives {score}/{total}"

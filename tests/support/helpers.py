@@ -53,11 +53,18 @@ def make_submission(directory, overrides=None, omit=()):
     return directory
 
 
-def public_tests_run(folder, *args):
+def public_tests_run(folder, *args, timeout_s=None):
     """The chapter's public tests (exercises/tests) on the modules in ``folder``, as
     ``AMP_EXERCISES_DIR=folder python -m pytest -q -p no:cacheprovider ARGS`` runs them:
-    ``(pytest arguments, environment)``, a run for :func:`support.forked_runs.pytest_exit_codes`."""
-    return ["-q", "-p", "no:cacheprovider", *map(str, args)], {"AMP_EXERCISES_DIR": str(folder)}
+    ``(pytest arguments, environment)``, a run for :func:`support.forked_runs.pytest_exit_codes`.
+    ``timeout_s``: each public test's limit instead of the student's 20 s
+    (support/public_timeout.py), for a submission whose loop never ends."""
+    env = {"AMP_EXERCISES_DIR": str(folder)}
+    plugin = []
+    if timeout_s is not None:
+        env["AMP_PUBLIC_TIMEOUT_S"] = str(timeout_s)
+        plugin = ["-p", "tests.support.public_timeout"]
+    return ["-q", "-p", "no:cacheprovider", *plugin, *map(str, args)], env
 
 
 def box_specs(tmp_path, overrides=None):
