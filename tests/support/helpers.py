@@ -62,7 +62,7 @@ def public_tests_run(folder, *args, timeout_s=None):
     env = {"AMP_EXERCISES_DIR": str(folder)}
     plugin = []
     if timeout_s is not None:
-        env["AMP_PUBLIC_TIMEOUT_S"] = str(timeout_s)
+        env["PUBLIC_TESTS_TIMEOUT_S"] = str(timeout_s)
         plugin = ["-p", "tests.support.public_timeout"]
     return ["-q", "-p", "no:cacheprovider", *plugin, *map(str, args)], env
 

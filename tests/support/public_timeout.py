@@ -1,6 +1,6 @@
 """A pytest plugin for this repository's own runs of the chapter's public tests
 (:func:`support.helpers.public_tests_run`): each public test's time limit becomes
-``$AMP_PUBLIC_TIMEOUT_S`` seconds instead of the 20 s exercises/tests/conftest.py
+``$PUBLIC_TESTS_TIMEOUT_S`` seconds instead of the 20 s exercises/tests/conftest.py
 gives a student. A mutant whose loop never ends fails its public test either way;
 with the shorter limit the suite stops waiting for it sooner.
 
@@ -13,7 +13,7 @@ import pytest
 
 @pytest.hookimpl(trylast=True)  # after the conftest has marked its tests
 def pytest_collection_modifyitems(items):
-    seconds = float(os.environ["AMP_PUBLIC_TIMEOUT_S"])
+    seconds = float(os.environ["PUBLIC_TESTS_TIMEOUT_S"])
     for item in items:
         if item.get_closest_marker("timeout") is not None:
             # pytest-timeout reads the closest mark: put this one first
