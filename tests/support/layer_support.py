@@ -91,6 +91,9 @@ def in_child(body, unshare=0):
     ``(exit code, what body returned)``, or skips when the kernel refuses the
     namespaces (nothing of the test's own process changes either way)."""
     global _pipe
+    # the box's sys.path is asked of a fresh interpreter once: here, before a body that
+    # drops root may no longer run this venv's python (under /root, say)
+    _fresh_sys_path()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
