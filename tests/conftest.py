@@ -12,6 +12,18 @@ _counter = itertools.count()
 collect_ignore = ["toy_assignment"]
 
 
+@pytest.fixture(autouse=True)
+def _language_restored():
+    """A grade in this process sets the feedback's language for the process
+    (judging/engine.py): each test leaves it as it found it, so that no test's
+    words depend on which test ran before it in the same process."""
+    from autograder import i18n
+
+    saved = i18n._current[0]
+    yield
+    i18n._current[0] = saved
+
+
 @pytest.fixture(scope="session")
 def shared_boxes():
     """One sandbox zygote for every in-process grade of the session, as
