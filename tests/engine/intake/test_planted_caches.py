@@ -99,3 +99,27 @@ def test_files_written_within_the_last_seconds_are_compared_every_time(package):
     _plant(source, cache, EVIL)  # at once: possibly the very same status
     assert integrity.planted_caches(root) == ["reports/__pycache__/" + os.path.basename(cache)]
     assert len(compared) == 2
+
+
+def test_a_cache_python_writes_while_a_guard_watches_is_no_change(package):
+    """Another process of the course's imports the grader during a class's grading (a TA's
+    second command, a neighbouring test): the cache it writes holds its source's code and
+    is no change; a cache of other code written the same way is one, and so is one whose
+    source is gone."""
+    root, source, cache, _compared = package
+    os.unlink(cache)
+    guard = GraderGuard(root)
+    assert guard.changes() == []
+    py_compile.compile(str(source), cfile=cache)  # what an import writes
+    assert guard.changes() == [] and guard.restore() == []
+    os.unlink(cache)  # gone: Python compiles the source again
+    assert guard.changes() == []
+    py_compile.compile(str(source), cfile=cache)
+    _plant(source, cache, EVIL)
+    assert guard.changes() == ["reports/__pycache__/" + os.path.basename(cache)]
+    assert guard.restore() == ["reports/__pycache__/" + os.path.basename(cache)]
+    assert not os.path.exists(cache)
+    orphan = root / "__pycache__" / os.path.basename(cache).replace("terminal", "report")
+    orphan.parent.mkdir()
+    orphan.write_bytes(b"x" * 32)  # a cache of no source
+    assert guard.changes() == ["__pycache__/" + orphan.name]
