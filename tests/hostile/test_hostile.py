@@ -2,6 +2,7 @@
 time with a complete report, the misbehaving module earns nothing, and the other
 modules keep their points."""
 import os
+import secrets
 import time
 
 import pytest
@@ -105,17 +106,20 @@ if os.environ.get("GITHUB_OUTPUT"):
     "import_solutions": "from solutions.amp_update import *\n",
     "background_processes": WRONG_FUNCTIONS + '''
 import subprocess, os
-subprocess.Popen(["sleep", "31337"], start_new_session=True)
+subprocess.Popen(["sleep", "SLEEPER_MARK7"], start_new_session=True)
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        os.execvp("sleep", ["sleep", "31338"])
+        os.execvp("sleep", ["sleep", "SLEEPER_MARK8"])
     os._exit(0)
 ''',
 }
 
 
-SLEEPER_MARK = "3133"  # in the command lines of the sleepers above (31337, 31338)
+# The sleepers' durations, a number of this session's own: the sweep kills what carries it,
+# and nothing else on the machine does (another test's seed or path, a neighbour's process).
+SLEEPER_MARK = f"3{secrets.randbelow(10 ** 9):09d}"
+HOSTILE["background_processes"] = HOSTILE["background_processes"].replace("SLEEPER_MARK", SLEEPER_MARK)
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
