@@ -100,7 +100,7 @@ def test_the_readme_commands_are_pasted_as_they_are_and_ci_runs_the_test_one():
     pin = re.search(r"^torch==\S+", (ROOT / "requirements.txt").read_text(encoding="utf-8"), re.M).group(0)
     cpu = f"pip install {pin} --index-url https://download.pytorch.org/whl/cpu"
     uv_pin = re.search(r"^uv==\S+", (ROOT / "requirements-dev.txt").read_text(encoding="utf-8"), re.M).group(0)
-    for name, last in (("grade", "python -m autograder grade"), ("test", "python -m pytest")):
+    for name, last in (("grade", "python -m autograder grade"), ("test", "python -m pytest -n auto --dist loadfile")):
         steps = found[name].split(" && ")
         assert "\n" not in found[name] and steps[-1] == last, found[name]
         assert steps[:4] == ["python3 -m autograder.python_range", "python3 -m venv .venv", ". .venv/bin/activate",
