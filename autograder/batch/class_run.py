@@ -24,7 +24,7 @@ from autograder.batch.grade_class import (BatchInterrupted, UsageError, discover
 from autograder.batch.manifest import (MANIFEST, _now, grader_identity, merge_manifests, read_manifest,
                                       write_manifest)
 from autograder.batch.terms import options
-from autograder.i18n import resolve_language
+from autograder.i18n import _, as_data, render_data, resolve_language
 from autograder.judging.results import CLASS_STATUSES
 from autograder.reports.safe_text import terminal_line
 from autograder.sandbox import environment
@@ -173,11 +173,11 @@ def grade_many(args, judge_process=True):
                                 clean_process=judge_process, meanwhile=meanwhile)
         except BatchInterrupted as exc:
             entries, interrupted = exc.entries, True
-            warnings.append("the batch was interrupted: students marked 'crashed' with reason "
-                            "'interrupted' were not graded (re-grade them with --only)")
+            warnings.append(as_data(_("the batch was interrupted: students marked 'crashed' with reason "
+                                      "'interrupted' were not graded (re-grade them with --only)")))
     manifest["warnings"] = (manifest.get("warnings", []) if keep else []) + warnings
     for warning in warnings:  # may name students: shown escaped
-        print(terminal_line(f"grade-many: warning: {warning}"), file=sys.stderr)
+        print(terminal_line(f"grade-many: warning: {render_data(warning)}"), file=sys.stderr)
     manifest["students"] = entries
     manifest["finished"] = _now()
     if "isolation" in info:
@@ -210,11 +210,12 @@ def _regrade_warnings(keep, chosen, seed, grader):
         return []
     who, said = ", ".join(chosen), []
     if keep.get("seed") not in (None, seed):
-        said.append(f"{who} re-graded with seed {seed}, not the run's {keep['seed']}")
+        said.append(as_data(_("{who} re-graded with seed {seed}, not the run's {kept}", who=who, seed=seed,
+                              kept=keep["seed"])))
     if keep.get("grader") not in (None, grader):
-        said.append(f"{who} re-graded by another grader than the run's (course commit "
-                    f"{str(grader.get('commit'))[:12]}, suites {str(grader.get('suites'))[:12]}); each results.json "
-                    "names the grader that graded it")
+        said.append(as_data(_("{who} re-graded by another grader than the run's (course commit {commit}, suites "
+                              "{suites}); each results.json names the grader that graded it", who=who,
+                              commit=str(grader.get("commit"))[:12], suites=str(grader.get("suites"))[:12])))
     return said
 
 
@@ -232,7 +233,7 @@ def run_similarity(args, output_dir, submissions, shard, warnings):
     try:
         result = similarity.run(submissions, output_dir, lang=args.report_lang or "en")  # the class page's
     except Exception as exc:  # noqa: BLE001 - an integrity check must not cost the grades
-        warnings.append(f"the similarity check failed: {type(exc).__name__}: {exc}")
+        warnings.append(as_data(_("the similarity check failed: {error}", error=f"{type(exc).__name__}: {exc}")))
         return
     if result.get("skipped"):
         print(f"grade-many: {result['skipped']}", file=sys.stderr)
@@ -285,7 +286,7 @@ def merge_scores(inputs, output_dir, report_lang=None):
     write_manifest(output_dir, merged)
     outputs = class_write.write_all(output_dir, merged)
     for warning in merged["warnings"]:
-        print(terminal_line(f"merge-scores: warning: {warning}"), file=sys.stderr)
+        print(terminal_line(f"merge-scores: warning: {render_data(warning)}"), file=sys.stderr)
     print(f"merge-scores: {len(merged['students'])} student(s) from {len(manifests)} input(s)",
           file=sys.stderr)
     for path in outputs:

@@ -73,14 +73,14 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
     for index, job in enumerate(planned):
         row = rows[index] if index < len(rows) and isinstance(rows[index], dict) else None
         job.entry.update(row if row is not None else _unanswered(job, process.returncode, interrupted))
-    warnings.extend(str(item) for item in answer.get("warnings") or [])
+    warnings.extend(item if isinstance(item, (str, dict)) else str(item) for item in answer.get("warnings") or [])
     if isinstance(answer.get("isolation"), dict):
         info["isolation"] = answer["isolation"]
     if "rows" not in answer and not interrupted:
         from autograder.reports.safe_text import terminal_lines
 
-        warnings.append(f"the grading process failed (exit code {process.returncode}): "
-                        + " / ".join(terminal_lines(output.strip())[-6:]))
+        warnings.append(as_data(_("the grading process failed (exit code {code}): {output}",
+                                  code=process.returncode, output=" / ".join(terminal_lines(output.strip())[-6:]))))
     if interrupted or answer.get("interrupted"):
         raise BatchInterrupted()
 

@@ -46,6 +46,7 @@ from autograder.batch.plan import locate_submission  # noqa: F401  (batch.locate
 from autograder.batch import history as history_module
 from autograder.batch.plan import plan_students, record_latest_scores, safe_write, settle_entries
 from autograder.batch.progress import Progress
+from autograder.i18n import _, as_data
 from autograder.judge_process import interrupts
 from autograder.judging import grading_area
 from autograder.sandbox.confine import limits as os_limits
@@ -154,8 +155,11 @@ def check_confinement(boxes, allow_unconfined, warnings, probe=None):
                              + isolation_report.summary(report) + "".join(f"\n  - {p}" for p in problems)
                              + "\nRun as root, enable unprivileged user namespaces and Landlock, "
                              "or pass --allow-unconfined to grade anyway (the report will say so).")
-        warnings.append("graded WITHOUT full confinement (--allow-unconfined): "
-                        + isolation_report.summary(report) + (f"; missing: {'; '.join(problems)}" if problems else ""))
+        summary = isolation_report.summary(report)
+        warnings.append(as_data(
+            _("graded WITHOUT full confinement (--allow-unconfined): {summary}; missing: {missing}",
+              summary=summary, missing="; ".join(problems)) if problems else
+            _("graded WITHOUT full confinement (--allow-unconfined): {summary}", summary=summary)))
     return report
 
 
@@ -319,9 +323,12 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
     def _guard(suspects):
         changed = guard.restore() if guard is not None else []
         if changed:
-            who = ", ".join(sorted(suspects)) or "this batch"
-            warnings.append(f"the grader's own files changed while grading {who} and were restored "
-                            f"before the next student: {', '.join(changed[:10])}")
+            files = ", ".join(changed[:10])
+            warnings.append(as_data(
+                _("the grader's own files changed while grading {who} and were restored before the next "
+                  "student: {files}", who=", ".join(sorted(suspects)), files=files) if suspects else
+                _("the grader's own files changed while grading this batch and were restored: {files}",
+                  files=files)))
 
     os_limits.become_subreaper()
     preexisting = set(os_limits.children(os.getpid()))

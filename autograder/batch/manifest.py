@@ -12,6 +12,7 @@ import pathlib
 import subprocess
 
 from autograder.batch.grade_class import UsageError, parse_shard
+from autograder.i18n import _, as_data
 
 MANIFEST = "run.json"
 
@@ -109,8 +110,8 @@ def merge_manifests(manifests):
             shards[n].add(k)
         for student, entry in manifest["students"].items():
             if student in merged["students"]:
-                merged["warnings"].append(f"{student} appears in more than one input; "
-                                          f"kept the one from {source}")
+                merged["warnings"].append(as_data(_("{student} appears in more than one input; kept the one "
+                                                    "from {source}", student=student, source=str(source))))
             merged["students"][student] = dict(entry, source=str(source))
         for key in ("root", "visible_only", "class_size", "deadline", "lang", "report_lang", "grader", "late_policy",
                     "roster", "history", "compare"):
@@ -118,23 +119,27 @@ def merge_manifests(manifests):
         if manifest.get("extensions"):
             merged.setdefault("extensions", {}).update(manifest["extensions"])
         if manifest.get("grader") != merged.get("grader"):
-            merged["warnings"].append(f"{source} was graded by another grader than the first input "
-                                      "(each student's grader is in their results.json)")
+            merged["warnings"].append(as_data(_("{source} was graded by another grader than the first input "
+                                                "(each student's grader is in their results.json)",
+                                                source=str(source))))
         if manifest.get("deadline") != merged.get("deadline"):
-            merged["warnings"].append(f"{source} was graded with another deadline than the first input "
-                                      "(each student's graded commit is in their results)")
-        merged["warnings"] += [f"{source}: {w}" for w in manifest.get("warnings", [])]
+            merged["warnings"].append(as_data(_("{source} was graded with another deadline than the first input "
+                                                "(each student's graded commit is in their results)",
+                                                source=str(source))))
+        merged["warnings"] += [{"msgid": "{source}: {warning}", "params": {"source": str(source), "warning": w}}
+                               for w in manifest.get("warnings", [])]
     for n, found in sorted(shards.items()):
         missing = sorted(set(range(1, n + 1)) - found)
         if missing:
-            merged["warnings"].append("shards missing: " + ", ".join(f"{k}/{n}" for k in missing))
+            merged["warnings"].append(as_data(_("shards missing: {shards}",
+                                                shards=", ".join(f"{k}/{n}" for k in missing))))
     if len(shards) > 1:
-        merged["warnings"].append("the inputs were sharded with different N: "
-                                  + ", ".join(str(n) for n in sorted(shards)))
+        merged["warnings"].append(as_data(_("the inputs were sharded with different N: {counts}",
+                                            counts=", ".join(str(n) for n in sorted(shards)))))
     seeds.discard(None)
     merged["seed"] = next(iter(seeds)) if len(seeds) == 1 else None
     if len(seeds) > 1:
-        merged["warnings"].append("the inputs were graded with different seeds (each student's "
-                                  "seed is in scores.csv)")
+        merged["warnings"].append(as_data(_("the inputs were graded with different seeds (each student's "
+                                            "seed is in scores.csv)")))
     merged["shard"] = None
     return merged

@@ -11,6 +11,7 @@ import html
 
 from autograder import active_assignment
 from autograder.reports import colours
+from autograder.i18n import render_data
 from autograder.i18n import text as t
 from autograder.reports import isolation_view
 from autograder.class_reports import vocabulary
@@ -112,7 +113,8 @@ def _header(rows, manifest, lang):
                                    [f"{esc(student, 200)} <code>{esc(when, 60)}</code>" for student, when in extended],
                                    lang)) + "</p>")
     for warning in manifest.get("warnings", []) or []:
-        parts.append("<p class=\"note\">" + t("Run warning: {warning}", lang, warning=esc(warning, 1000)) + "</p>")
+        parts.append("<p class=\"note\">" + t("Run warning: {warning}", lang,
+                                                warning=esc(render_data(warning, lang), 1000)) + "</p>")
     return "\n".join(parts)
 
 

@@ -9,6 +9,7 @@ How each grade was protected (isolation, lab credit, graded commits) is in
 :mod:`autograder.class_reports.markdown_protection`.
 """
 from autograder import active_assignment
+from autograder.i18n import render_data
 from autograder.i18n import text as t
 from autograder.reports import isolation_view
 from autograder.similarity import report_section as similarity_markdown
@@ -59,7 +60,7 @@ def _header(rows, manifest, lang):
                        who=vocabulary.listed([f"{markdown_text(student, 200)} {markdown_code(when)}"
                                               for student, when in extended], lang)))
     for warning in manifest.get("warnings", []):
-        lines.append("> " + t("Warning: {warning}", lang, warning=markdown_text(warning)))
+        lines.append("> " + t("Warning: {warning}", lang, warning=markdown_text(render_data(warning, lang))))
     lines.append(t("Every statistic and chart below counts the {n} student(s) graded with work of their own; the "
                    "folders left out are listed under *Not in the statistics*.", lang, n=len(counted(rows))))
     return ["# " + t("Class report: {title}", lang, title=active_assignment.current().title), ""] + \

@@ -129,6 +129,25 @@ def text(msgid, lang=None, **params):
     return Message(msgid, **params).render(lang)
 
 
+def as_data(value):
+    """A message as plain JSON data (``{"msgid": ..., "params": {...}}``, parameters that
+    are messages likewise), for a file read later in another language (a class's
+    manifest); anything else as it is."""
+    if isinstance(value, Message):
+        return {"msgid": value.msgid, "params": {key: as_data(item) for key, item in value.params.items()}}
+    return value
+
+
+def render_data(value, lang=None):
+    """Text of what :func:`as_data` made, in ``lang``; a plain string (an older file's
+    English) as it is, anything else as ``str``."""
+    if isinstance(value, dict) and isinstance(value.get("msgid"), str) and isinstance(value.get("params"), dict):
+        params = {key: render_data(item, lang) if isinstance(item, dict) else item
+                  for key, item in value["params"].items() if isinstance(key, str)}
+        return Message(value["msgid"], **params).render(lang)
+    return value if isinstance(value, str) else str(value)
+
+
 def catalog_folders(lang):
     """Where ``lang``'s catalogs are: the engine's, then the active assignment's."""
     folders = [LOCALE_DIR / lang]

@@ -13,6 +13,8 @@ import pytest
 from support import semester_class
 from support.cli import main_in_process
 
+from autograder.i18n import render_data
+
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 DEADLINE = "2026-12-15T23:59+08:00"
@@ -165,7 +167,7 @@ def test_a_regrade_with_another_seed_or_grader_says_so(semester, monkeypatch):
     _grade(root, out, "--deadline", DEADLINE, "--seed", 7)
     monkeypatch.setattr(class_run, "grader_identity", lambda: {"commit": "c" * 40, "suites": "d" * 64, "engine": "e"})
     _grade(root, out, "--only", "ben", "--seed", 9)
-    warnings = _run(out)["warnings"]
+    warnings = [render_data(warning, "en") for warning in _run(out)["warnings"]]
     assert any("ben re-graded with seed 9, not the run's 7" in warning for warning in warnings), warnings
     assert any("ben re-graded by another grader" in warning for warning in warnings), warnings
     assert _results(out, "ben")["extra_data"]["seed"] == 9 and _results(out, "ana")["extra_data"]["seed"] == 7

@@ -8,6 +8,7 @@ import pytest
 
 from autograder.batch.jobs import add_extra_data
 from autograder.batch.manifest import merge_manifests
+from autograder.i18n import render_data
 from autograder.class_reports import write as class_write
 from autograder.reports.gradescope import write_results
 from autograder.judging import results
@@ -113,6 +114,9 @@ def test_shards_with_different_deadlines_are_called_out():
               "deadline": {"deadline": "2026-12-16T23:59:00+08:00", "source": "committed"}}
     merged = merge_manifests([("s1", first), ("s2", second)])
     assert merged["deadline"] == first["deadline"]
-    assert any("s2 was graded with another deadline" in warning for warning in merged["warnings"])
+    said = [render_data(warning, "en") for warning in merged["warnings"]]
+    assert any("s2 was graded with another deadline" in warning for warning in said), said
+    # in the class page's language (a Chinese class's TA reads it in Chinese)
+    assert any(render_data(warning, "zh").startswith("s2 的截止时间与第一个输入不同") for warning in merged["warnings"])
     same = merge_manifests([("s1", first), ("s2", dict(second, deadline=first["deadline"]))])
-    assert not any("deadline" in warning for warning in same["warnings"])
+    assert not any("deadline" in render_data(warning, "en") for warning in same["warnings"])

@@ -11,6 +11,8 @@ import pytest
 from support.cli import autograder_command
 from support.helpers import ROOT, make_submission
 
+from autograder.i18n import render_data
+
 # Slow: each test grades with layers switched off, or runs grade-many. The command line's
 # own warnings are checked through it; the isolation report's words in this process.
 pytestmark = [pytest.mark.slow,
@@ -69,7 +71,7 @@ def test_grade_many_refuses_to_run_unconfined_unless_allowed(tmp_path):
     assert allowed.returncode == 0, allowed.stderr[-2000:]
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["isolation"]["confined"] is False
-    assert any("WITHOUT full confinement" in warning for warning in manifest["warnings"])
+    assert any("WITHOUT full confinement" in render_data(warning, "en") for warning in manifest["warnings"])
     report = (out / "report.md").read_text()
     assert "NOT CONFINED" in report
 
