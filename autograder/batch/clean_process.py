@@ -24,7 +24,7 @@ import json
 import os
 import sys
 
-from autograder.batch.jobs import CRASHED, OK, BatchInterrupted, UsageError
+from autograder.batch.jobs import CRASHED, OK, BatchInterrupted, UsageError, grading_process_failed
 from autograder.judge_process import interrupts, launcher
 
 MAX_RESULT_BYTES = launcher.MAX_ANSWER_BYTES
@@ -79,8 +79,7 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
     if "rows" not in answer and not interrupted:
         from autograder.reports.safe_text import terminal_lines
 
-        warnings.append(as_data(_("the grading process failed (exit code {code}): {output}",
-                                  code=process.returncode, output=" / ".join(terminal_lines(output.strip())[-6:]))))
+        warnings.append(grading_process_failed(process.returncode, terminal_lines(output.strip())[-6:]))
     if interrupted or answer.get("interrupted"):
         raise BatchInterrupted()
 

@@ -41,12 +41,12 @@ import time
 from autograder.batch.jobs import (CRASHED, NO_COMMIT, NO_SUBMISSION, OK, RESULTS, STATUSES,  # noqa: F401
                                    TIMED_OUT, BatchInterrupted, ForkJob, SubprocessJob, UsageError,
                                    _score_of, _write_report, kill_tree,
-                                   add_extra_data, sweep_orphans, wait_for_any, zero_report)
+                                   add_extra_data, grader_files_changed, sweep_orphans, unconfined,
+                                   wait_for_any, zero_report)
 from autograder.batch.plan import locate_submission  # noqa: F401  (batch.locate_submission, as before)
 from autograder.batch import history as history_module
 from autograder.batch.plan import plan_students, record_latest_scores, safe_write, settle_entries
 from autograder.batch.progress import Progress
-from autograder.i18n import _, as_data
 from autograder.judge_process import interrupts
 from autograder.judging import grading_area
 from autograder.sandbox.confine import limits as os_limits
@@ -155,11 +155,7 @@ def check_confinement(boxes, allow_unconfined, warnings, probe=None):
                              + isolation_report.summary(report) + "".join(f"\n  - {p}" for p in problems)
                              + "\nRun as root, enable unprivileged user namespaces and Landlock, "
                              "or pass --allow-unconfined to grade anyway (the report will say so).")
-        summary = isolation_report.summary(report)
-        warnings.append(as_data(
-            _("graded WITHOUT full confinement (--allow-unconfined): {summary}; missing: {missing}",
-              summary=summary, missing="; ".join(problems)) if problems else
-            _("graded WITHOUT full confinement (--allow-unconfined): {summary}", summary=summary)))
+        warnings.append(unconfined(isolation_report.summary(report), problems))
     return report
 
 
@@ -323,12 +319,7 @@ def _grade_all(pending, boxes, jobs, bar, warnings, guard_dir):
     def _guard(suspects):
         changed = guard.restore() if guard is not None else []
         if changed:
-            files = ", ".join(changed[:10])
-            warnings.append(as_data(
-                _("the grader's own files changed while grading {who} and were restored before the next "
-                  "student: {files}", who=", ".join(sorted(suspects)), files=files) if suspects else
-                _("the grader's own files changed while grading this batch and were restored: {files}",
-                  files=files)))
+            warnings.append(grader_files_changed(suspects, changed))
 
     os_limits.become_subreaper()
     preexisting = set(os_limits.children(os.getpid()))

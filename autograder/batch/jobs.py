@@ -15,6 +15,7 @@ import sys
 import time
 
 from autograder import locations
+from autograder.i18n import _, as_data
 from autograder.judging.results import CRASHED, NO_COMMIT, NO_SUBMISSION, OK, STATUSES, TIMED_OUT  # noqa: F401
 from autograder.sandbox.confine import limits as os_limits
 from autograder.sandbox.confine.limits import kill_tree  # noqa: F401  (batch.jobs.kill_tree, as before)
@@ -289,3 +290,29 @@ def _score_of(results_path):
         return f"{data['score']}/{data['max_score']}"
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+# -- the warnings a class run's grading writes (run.json's ``warnings``), kept as messages
+# (i18n.as_data) so that each page and terminal shows them in its own language
+def unconfined(summary, problems):
+    """Graded with ``--allow-unconfined`` where a box lacks a layer (``problems``)."""
+    if problems:
+        return as_data(_("graded WITHOUT full confinement (--allow-unconfined): {summary}; missing: {missing}",
+                         summary=summary, missing="; ".join(problems)))
+    return as_data(_("graded WITHOUT full confinement (--allow-unconfined): {summary}", summary=summary))
+
+
+def grader_files_changed(suspects, changed):
+    """The grader's guard undid ``changed`` (names) after grading ``suspects`` (students)."""
+    files = ", ".join(changed[:10])
+    if suspects:
+        return as_data(_("the grader's own files changed while grading {who} and were restored before the next "
+                         "student: {files}", who=", ".join(sorted(suspects)), files=files))
+    return as_data(_("the grader's own files changed while grading this batch and were restored: {files}",
+                     files=files))
+
+
+def grading_process_failed(code, last_lines):
+    """The class's judge process ended without answering."""
+    return as_data(_("the grading process failed (exit code {code}): {output}", code=code,
+                     output=" / ".join(last_lines)))

@@ -20,6 +20,7 @@ import time
 
 import pytest
 
+from autograder.i18n import render_data
 from autograder.intake import grader_guard
 from autograder.sandbox.confine import limits as os_limits
 from support.helpers import ROOT
@@ -509,7 +510,7 @@ def test_a_probe_box_that_cannot_start_is_no_confinement(monkeypatch):
     warnings = []
     report = batch.check_confinement(NoBoxes(), True, warnings)
     assert report["confined"] is False and "could not fork a box" in report["problems"][0]
-    assert warnings and warnings[0].startswith("graded WITHOUT full confinement")
+    assert warnings and render_data(warnings[0], "en").startswith("graded WITHOUT full confinement")
 
     def no_room(*args, **kwargs):
         raise OSError(28, "No space left on device")
@@ -658,7 +659,9 @@ def test_guard_in_a_batch_warns_and_restores_before_the_next_student(tmp_path, m
                     warnings=warnings, guard_dir=package)
     assert (seen / "b-next").read_text(encoding="utf-8") == "original\n"
     assert (package / "suite.ini").read_text(encoding="utf-8") == "original\n"
-    assert len(warnings) == 1 and "a-tamperer" in warnings[0] and "suite.ini" in warnings[0]
+    said = [render_data(warning, "en") for warning in warnings]
+    assert len(said) == 1 and "a-tamperer" in said[0] and "suite.ini" in said[0], said
+    assert render_data(warnings[0], "zh").startswith("评分 a-tamperer 时，评分器自己的文件被改动")
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ import pytest
 from autograder.batch import clean_process, jobs
 from autograder.judge_process import launcher
 from autograder.batch.progress import Progress
+from autograder.i18n import render_data
 from autograder.judging.results import GradeReport
 from autograder.judging.results import TestResult as Result
 
@@ -82,4 +83,4 @@ def test_a_judge_that_dies_leaves_no_earlier_grade_and_no_zero_report_read_as_ok
     for job in planned:  # every file is this run's zero, none the earlier 3 points
         results = json.loads(job.results.read_text(encoding="utf-8"))
         assert results["score"] == 0 and results["max_score"] == 0
-    assert any("exit code 3" in warning for warning in warnings)
+    assert any("exit code 3" in render_data(warning, "en") for warning in warnings), warnings
