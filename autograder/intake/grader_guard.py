@@ -6,7 +6,8 @@ Workers are confined and cannot write here; where that confinement is missing
 a hidden test, or a planted ``.pyc`` that Python would load instead of its
 source -- to change how a *later* run grades. The judge imports everything
 before student code starts and writes no caches itself
-(``sys.dont_write_bytecode``), so any change is a flag: a single grade reports
+(``sys.dont_write_bytecode``), so any change is a flag (but a cache that holds its
+unchanged source's code, which another process importing the grader writes): a single grade reports
 :meth:`GraderGuard.changes`; batch grading, where the next student is graded by
 the same files, calls :meth:`GraderGuard.restore` between students: files that
 changed or went missing come back, files that appeared go.
