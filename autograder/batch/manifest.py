@@ -126,7 +126,7 @@ def merge_manifests(manifests):
             merged["warnings"].append(as_data(_("{source} was graded with another deadline than the first input "
                                                 "(each student's graded commit is in their results)",
                                                 source=str(source))))
-        merged["warnings"] += [{"msgid": "{source}: {warning}", "params": {"source": str(source), "warning": w}}
+        merged["warnings"] += [as_data(_("{source}: {warning}", source=str(source), warning=w))
                                for w in manifest.get("warnings", [])]
     for n, found in sorted(shards.items()):
         missing = sorted(set(range(1, n + 1)) - found)

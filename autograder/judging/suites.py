@@ -190,7 +190,7 @@ def _run_apart(lanes, plugin):
             children.append((lane, pid, answer_r))
         test_loop.run_items(_items_of(lanes[0]), plugin, TEST_TIMEOUT_S)
         report_lane_done()
-        answers = _answers(children)
+        answers = _answers([answer_r for _lane, _pid, answer_r in children])
     except BaseException:
         for _lane, pid, _answer_r in children:
             with contextlib.suppress(OSError):
@@ -201,9 +201,9 @@ def _run_apart(lanes, plugin):
             os.close(answer_r)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-    for lane, _pid, _answer_r in children:
+    for lane, _pid, answer_r in children:
         modules = ", ".join(module for module, _items in lane)
-        kind, value = answers.get(modules, ("failed", "it ended without an answer"))
+        kind, value = answers.get(answer_r, ("failed", "it ended without an answer"))
         if kind != "ok":
             if kind == "cancelled":
                 from autograder.sandbox.call_clock import Cancelled
@@ -258,10 +258,9 @@ def _serve_lane(lane, plugin, sandboxes, boxes, answer_w):
     os._exit(0)
 
 
-def _answers(children):
-    """A lane's modules (joined) -> (kind, value), read from each child's pipe until it closes."""
-    buffers = {answer_r: [] for _lane, _pid, answer_r in children}
-    lanes = {answer_r: ", ".join(module for module, _items in lane) for lane, _pid, answer_r in children}
+def _answers(pipes):
+    """A child's answer pipe -> (kind, value), read from each pipe until it closes."""
+    buffers = {answer_r: [] for answer_r in pipes}
     answers, open_ = {}, set(buffers)
     while open_:
         for answer_r in select.select(list(open_), [], [])[0]:
@@ -271,7 +270,7 @@ def _answers(children):
                 continue
             open_.discard(answer_r)
             with contextlib.suppress(Exception):  # noqa: BLE001 - no answer: the lane's tests failed
-                answers[lanes[answer_r]] = pickle.loads(b"".join(buffers[answer_r]))
+                answers[answer_r] = pickle.loads(b"".join(buffers[answer_r]))
     return answers
 
 

@@ -9,7 +9,7 @@ def test_a_kept_message_renders_in_the_readers_language_nested_ones_too():
     inner = _("shards missing: {shards}", shards="2/3")
     kept = json.loads(json.dumps({"msgid": "{source}: {warning}", "params": {"source": "s1", "warning": as_data(inner)}}))
     assert render_data(kept, "en") == "s1: shards missing: 2/3"
-    assert render_data(kept, "zh") == "s1: 缺少分片：2/3"
+    assert render_data(kept, "zh") == "s1：缺少分片：2/3"
     assert render_data(as_data(_("the similarity check failed: {error}", error="OSError: x")), "zh") == \
         "相似度检查失败：OSError: x"
 
