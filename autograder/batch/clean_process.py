@@ -47,25 +47,23 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
     # process that B kills (past --timeout) leaves its own behind.
     for job in planned:  # a results.json from an earlier run must never read as this run's grade
         job.prepare()
-    progress_r, progress_w = os.pipe()
-    try:
-        judge = launcher.Judge("autograder.batch.class_judge:serve", "autograder-grade-many-", args=[progress_w],
-                               pass_fds=[progress_w], keep=("AUTOGRADER_GRADER_GUARD",))
-    except BaseException:
-        os.close(progress_r)
-        raise
-    finally:
-        os.close(progress_w)
-    with judge:
-        result_path = judge.path("result.json")
-        job = {"jobs": [_job_data(job) for job in planned], "output_dir": str(output_dir),
-               "settings": dict(settings, guard_dir=str(settings["guard_dir"]) if settings["guard_dir"] else None),
-               "result": result_path}
-        if settings["progress"]:
-            print("grade-many: loading torch and the grader once for all students...", file=sys.stderr)
-        interrupted = _run(judge, job, progress_r, bar, meanwhile)
-        answer = _read_answer(result_path)
-        output = judge.output()
+    started = []  # the judge process once it runs: a stop signal goes on to it at once
+    # From before B starts: a signal while it loads must reach it, not end A alone.
+    with interrupts.as_interrupt(once=True, first=lambda: [interrupts.ask_to_stop(one.process) for one in started]) \
+            as received:
+        with received.held():  # an interrupt here would lose the judge's handle
+            judge, progress_r = _start_judge()
+            started.append(judge)
+        with judge:
+            result_path = judge.path("result.json")
+            job = {"jobs": [_job_data(job) for job in planned], "output_dir": str(output_dir),
+                   "settings": dict(settings, guard_dir=str(settings["guard_dir"]) if settings["guard_dir"] else None),
+                   "result": result_path}
+            if settings["progress"]:
+                print("grade-many: loading torch and the grader once for all students...", file=sys.stderr)
+            interrupted = _run(judge, job, progress_r, bar, meanwhile, received)
+            answer = _read_answer(result_path)
+            output = judge.output()
     process = judge.process
     if isinstance(answer.get("usage_error"), str):
         raise UsageError(answer["usage_error"])
@@ -105,24 +103,39 @@ def _unanswered(job, code, interrupted=False):
     return row
 
 
-def _run(judge, job, progress_r, bar, meanwhile):
+def _start_judge():
+    """B, and the end of the pipe its progress comes back on."""
+    progress_r, progress_w = os.pipe()
+    try:
+        judge = launcher.Judge("autograder.batch.class_judge:serve", "autograder-grade-many-", args=[progress_w],
+                               pass_fds=[progress_w], keep=("AUTOGRADER_GRADER_GUARD",))
+    except BaseException:
+        os.close(progress_r)
+        raise
+    finally:
+        os.close(progress_w)
+    return judge, progress_r
+
+
+def _run(judge, job, progress_r, bar, meanwhile, received):
     """Hand B its job, run ``meanwhile`` and draw progress until B ends; True when
-    interrupted here (Ctrl-C, SIGTERM or SIGHUP, passed on to B)."""
+    interrupted here (Ctrl-C, SIGTERM or SIGHUP, passed on to B at once: the
+    interrupt raised here may be lost in meanwhile()'s imports; ``received``
+    raises it again)."""
     interrupted = False
     try:
-        # B is told at once: the interrupt raised here may be lost in meanwhile()'s imports
-        with interrupts.as_interrupt(first=lambda: interrupts.ask_to_stop(judge.process)) as received:
-            judge.send(job)
-            if meanwhile is not None:
-                meanwhile()
-            received.check()
-            with os.fdopen(progress_r, "rb", buffering=0) as progress:
-                progress_r = None
-                for line in _lines(progress):
-                    received.check()
-                    _show(bar, line)
-            received.check()
-            judge.process.wait()
+        received.check()  # a signal while B started
+        judge.send(job)
+        if meanwhile is not None:
+            meanwhile()
+        received.check()
+        with os.fdopen(progress_r, "rb", buffering=0) as progress:
+            progress_r = None
+            for line in _lines(progress):
+                received.check()
+                _show(bar, line)
+        received.check()
+        judge.process.wait()
     except KeyboardInterrupt:
         interrupted = True
         judge.stop(STOP_WAIT_S)  # B stops its children and answers for every job

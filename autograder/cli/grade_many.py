@@ -21,6 +21,7 @@ from autograder.batch.grade_class import DEFAULT_TIMEOUT_S, UsageError, run_comm
 from autograder.cli import common
 from autograder.i18n import LANGUAGES
 from autograder.i18n import text as t
+from autograder.judge_process import interrupts
 
 # grade in a judge process of its own (autograder/batch/clean_process.py); tests that
 # stand in for parts of the judge in this process switch it off
@@ -95,7 +96,9 @@ def add_parser(subparsers):
 
 def run_grade_many(args):
     try:
-        return run_command("grade-many", _grade_many, args)
+        # SIGTERM and SIGHUP end a class run as Ctrl-C does, while it plans too
+        with interrupts.as_interrupt():
+            return run_command("grade-many", _grade_many, args)
     except KeyboardInterrupt:
         print("grade-many: interrupted", file=sys.stderr)
         return 130

@@ -33,10 +33,22 @@ class Received:
 
     def __init__(self):
         self.signum = None
+        self.holding = False
 
     def check(self):
         if self.signum is not None:
             raise KeyboardInterrupt(f"signal {self.signum}")
+
+    @contextlib.contextmanager
+    def held(self):
+        """A step a stop signal must not cut in two -- starting a process whose
+        handle would be lost with the interrupt: a signal during it is only
+        recorded, and the next :meth:`check` raises it."""
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
 
 
 @contextlib.contextmanager
@@ -59,7 +71,8 @@ def as_interrupt(names=STOP_SIGNALS, once=False, first=None):
         received.signum = signum
         if first is not None:
             first()
-        _interrupt(signum, frame)
+        if not received.holding:
+            _interrupt(signum, frame)
 
     previous = {}
     if threading.current_thread() is threading.main_thread():

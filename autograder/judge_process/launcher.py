@@ -197,7 +197,15 @@ def run_once(role, job, prefix, on_wait=None, meanwhile=None):
     done; what it returns (a dict, or None) is added to the job. Ctrl-C, SIGTERM or
     SIGHUP stop B, then raise KeyboardInterrupt. Raises :class:`GradingFailed` when B
     fails or answers nonsense."""
-    with interrupts.as_interrupt() as received, Judge(role, prefix) as judge:
+    with interrupts.as_interrupt() as received:
+        with received.held():  # an interrupt here would lose B's handle
+            judge = Judge(role, prefix)
+        return _served(judge, job, received, on_wait, meanwhile)
+
+
+def _served(judge, job, received, on_wait, meanwhile):
+    with judge:
+        received.check()  # a signal while B started: B is stopped on the way out
         result = judge.path("report.json")
         progress = Progress(judge.path("progress"))
         extra = meanwhile() if meanwhile is not None else None

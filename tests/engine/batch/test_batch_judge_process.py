@@ -97,6 +97,36 @@ def test_an_interrupted_class_still_gets_its_report(tmp_path, how):
     assert not outliving(family, 30), "a process of the batch outlived it"
 
 
+# SIGTERM sent by the command line to itself the moment its judge process exists: the
+# narrowest window a TA's kill (or a cancelled CI job) can hit.
+_SIGNALLED_AS_THE_JUDGE_STARTS = """
+import os, signal, sys
+from autograder.judge_process import launcher
+from autograder.__main__ import main
+started = launcher.Judge.__init__
+def and_signalled(self, *args, **kwargs):
+    started(self, *args, **kwargs)
+    os.kill(os.getpid(), signal.SIGTERM)
+launcher.Judge.__init__ = and_signalled
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_signal_as_the_judge_starts_still_ends_in_a_report(tmp_path):
+    """The judge exists but the command line had no handle on it yet: once it died of the
+    signal (exit -15), with no report; now the interrupt is raised after the start."""
+    root, out = tmp_path / "class", tmp_path / "out"
+    make_submission(root / "s1" / "exercises")
+    done = subprocess.run([sys.executable, "-c", _SIGNALLED_AS_THE_JUDGE_STARTS, "grade-many", str(root), "-o",
+                           str(out), "--seed", "6", "--no-progress", "--visible-only", "--no-similarity"],
+                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 130, done.stderr[-3000:]
+    rows = json.loads((out / "run.json").read_text(encoding="utf-8"))["students"]
+    assert rows["s1"]["reason"] == "not graded: the batch was interrupted"
+    assert (out / "report.md").is_file()
+
+
 @pytest.mark.parametrize("when", ["importing torch", "zygote forked"])
 def test_a_class_interrupted_while_its_judge_loads_says_so_for_every_student(tmp_path, when):
     """SIGTERM before the judge process has graded anyone (it is still importing

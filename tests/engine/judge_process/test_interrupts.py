@@ -100,3 +100,32 @@ def test_watch_checks_for_a_lost_interrupt_while_it_waits_for_a_save(tmp_path):
     with pytest.raises(KeyboardInterrupt, match="signal 15"):
         FolderWatch(tmp_path).wait(poll_s=0.01, between=between)
     assert len(turns) == 3
+
+
+# A stop signal in the middle of a held step (starting the judge): recorded, told on
+# at once, raised at the next check -- never inside the step.
+_HELD = textwrap.dedent("""
+    import os, signal, sys
+    sys.path.insert(0, sys.argv[1])
+    from autograder.judge_process import interrupts
+
+    with interrupts.as_interrupt(first=lambda: print("told")) as received:
+        try:
+            with received.held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                for _ in range(1000):  # the handler runs between these bytecodes
+                    pass
+                print("step finished")
+            received.check()
+            print("not raised")
+        except KeyboardInterrupt:
+            print("raised after the step")
+""")
+
+
+def test_a_signal_during_a_held_step_is_raised_after_it():
+    """grade-many's command line once died of a SIGTERM that came while it started its
+    judge process, before it had a handle to stop it with: the start is held."""
+    done = subprocess.run([sys.executable, "-c", _HELD, str(ROOT)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["told", "step finished", "raised after the step"]
