@@ -29,8 +29,9 @@ import sys
 import time
 import traceback
 
+from autograder import active_assignment
 from autograder.i18n import text as t
-from autograder.judge_process import grading, launcher
+from autograder.judge_process import grading, launcher, saved_modules
 from autograder.judge_process.launcher import GradingFailed, Progress
 
 _POLL_S = 0.005
@@ -109,7 +110,7 @@ def watch(saves, submission, seed, show, include_hidden=True, modules=None, lang
     except KeyboardInterrupt:
         return
     running = RunningTest(lang)
-    previous, saved, started, pending = None, [], time.monotonic(), []
+    previous, base, saved, started, pending = None, None, [], time.monotonic(), []
 
     check = check or (lambda: None)
 
@@ -120,13 +121,17 @@ def watch(saves, submission, seed, show, include_hidden=True, modules=None, lang
         pending.extend(name for name in names if name not in pending)
         return bool(pending)
 
+    contract = active_assignment.current().modules
     try:
         while True:
             failure = None
+            only = saved_modules.regrade_only(saved, base, modules, submission, contract)
             try:
                 report = judge.grade(submission, seed=seed, include_hidden=include_hidden,
-                                     flags=submission_tamper_flags(submission), lang=lang, modules=modules,
+                                     flags=submission_tamper_flags(submission), lang=lang, modules=only or modules,
                                      display_dir=display, on_wait=on_wait)
+                if report is not None and only:
+                    report = saved_modules.merged(base, report, only)
             except GradingFailed as exc:
                 report, failure = grading.crash_report(display, seed, str(exc), lang), exc
             running.clear()
@@ -139,8 +144,14 @@ def watch(saves, submission, seed, show, include_hidden=True, modules=None, lang
             status = []
             if saved:
                 seconds = "%.2f" % (time.monotonic() - started)
-                status.append(t("Saved {files}: graded again in {seconds} s.", lang, files=", ".join(saved),
-                                seconds=seconds))
+                if only and failure is None:
+                    status.append(t("Saved {files}: graded {modules} again in {seconds} s; the other modules "
+                                    "are unchanged and keep their results.", lang, files=", ".join(saved),
+                                    modules=", ".join(only), seconds=seconds))
+                else:
+                    status.append(t("Saved {files}: graded again in {seconds} s.", lang, files=", ".join(saved),
+                                    seconds=seconds))
+            base = report if failure is None else None  # after a failure everything is graded again
             if failure is None:
                 status += change_lines(previous, report, lang, width)
                 previous = report
