@@ -6,8 +6,9 @@ every save of a ``*.py`` in the submission folder (:mod:`autograder.judge_proces
 is a grade in fresh boxes, with the same confinement, isolation report and
 ``results.json`` as ``grade``: of the saved modules alone when the others'
 results still hold (:mod:`autograder.judge_process.saved_modules`), else of
-everything. The table is redrawn with what changed since the last grade. One seed serves the whole session (printed with each table), so a
-change in the table comes from the code, not from newly drawn cases.
+everything. The table is redrawn with what changed since the last grade. One
+seed serves the whole session (printed with each table), so a change in the
+table comes from the code, not from newly drawn cases.
 
 In a terminal the screen is redrawn in place and fits it: the table and the
 diagnosis first, then as many failed tests as there is room for, then what

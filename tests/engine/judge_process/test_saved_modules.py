@@ -92,25 +92,29 @@ def test_the_merge_replaces_the_regraded_modules_in_place():
     assert merged.score == previous.score - 1
 
 
+# (seed, the module saved with a mistake, the module already wrong before)
+_SAVES = [(11, mutants_amp_update.CASES[1], "amp_update", mutants_loss_scaler.CASES[0], "loss_scaler"),
+          (2027, mutants_loss_scaler.CASES[3], "loss_scaler", mutants_amp_update.CASES[1], "amp_update")]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [11, 2027])
-def test_a_watch_that_grades_one_module_again_shows_what_a_full_grade_gives(tmp_path, seed):
-    """The fairness of the shortcut: after a save of amp_update.py, the report watch shows
-    and writes (amp_update graded again, the rest kept) is the full grade of the folder
-    as it now is, test for test, at two seeds."""
+@pytest.mark.parametrize("seed, saved_case, saved, earlier_case, earlier", _SAVES, ids=["amp_update", "loss_scaler"])
+def test_a_watch_that_grades_one_module_again_shows_what_a_full_grade_gives(tmp_path, seed, saved_case, saved,
+                                                                            earlier_case, earlier):
+    """The fairness of the shortcut: after a save of one module, the report watch shows
+    and writes (that module graded again, the rest kept) is the full grade of the folder
+    as it now is, test for test, at two seeds; loss_scaler is the module the
+    assignment's guard and review verdicts apply to."""
     from autograder.judge_process import watching
     from autograder.judge_process.grading import grade_in_clean_process
 
     assert set(CONTRACT) == set(MODULES)
-    folder = make_submission(tmp_path / "exercises", {"loss_scaler": mutants_loss_scaler.CASES[0].source("loss_scaler")})
-    wrong_update = mutants_amp_update.CASES[1]
+    folder = make_submission(tmp_path / "exercises", {earlier: earlier_case.source(earlier)})
 
     class Saves:
-        turns = 0
-
         def wait(self, between=None):
-            (folder / "amp_update.py").write_text(wrong_update.source("amp_update"), encoding="utf-8")
-            return ["amp_update.py"]
+            (folder / f"{saved}.py").write_text(saved_case.source(saved), encoding="utf-8")
+            return [f"{saved}.py"]
 
         def changed(self):
             return []
@@ -124,7 +128,7 @@ def test_a_watch_that_grades_one_module_again_shows_what_a_full_grade_gives(tmp_
 
     watching.watch(Saves(), folder, seed, show, include_hidden=True, lang="en", display="exercises")
     (_first, _), (after, status) = shown
-    assert any("graded amp_update again in" in line for line in status), status
+    assert any(f"graded {saved} again in" in line for line in status), status
     full = grade_in_clean_process(folder, seed=seed, include_hidden=True, flags=[])
 
     def verdicts(report):
