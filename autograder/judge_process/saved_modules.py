@@ -2,7 +2,8 @@
 
 Each module of the contract is graded on its own: its tests call only its own
 module, in boxes of its own, with cases drawn from the session's one seed (what
-``grade --module`` relies on too). So when the saved files are all contract
+``grade --module`` relies on too; a chapter whose tests reached another module's
+code would break both). So when the saved files are all contract
 modules, the others' results from the last grade still hold -- the same code,
 the same seed -- and only the saved ones are graded again; the report shown and
 written is the last one with their results replaced.
@@ -28,8 +29,8 @@ def regrade_only(saved, previous, modules, folder, contract):
     """The modules to grade after the files ``saved`` changed (their names), when the
     last report shown is ``previous``; None: grade ``modules`` (the session's: all of
     the ``contract`` modules when None) again."""
-    if previous is None or not saved or previous.grader_faults() or any(t.module == "grader" for t in previous.tests):
-        return None
+    if previous is None or not saved or any(test.fault or test.module == "grader" for test in previous.tests):
+        return None  # no whole grade to keep results from
     by_file = {f"{module}.py": module for module in contract}
     if not all(name in by_file for name in saved):
         return None
