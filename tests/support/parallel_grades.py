@@ -5,7 +5,8 @@ An in-process grade keeps about one CPU busy (the judge and the box take turns),
 two cores one stays idle. :func:`grade_all` splits the grades into one share per CPU;
 each share is graded by a fresh child (``support.forked_runs.code_runs``: forked from
 an interpreter that imported torch and ran nothing) with sandbox boxes of its own, as
-``grade_dir`` grades; the reports come back pickled, in the order of the jobs."""
+``grade_dir`` grades, its suites collected once for all its grades; the reports come back
+pickled, in the order of the jobs."""
 import os
 import pathlib
 import pickle
@@ -49,6 +50,7 @@ def grade_all(jobs, workdir):
 
 def grade_share(jobs_path, reports_path):
     """(A share's child) Grade its jobs on boxes of its own; pickle the reports."""
+    from autograder.judging import suites
     from autograder.judging.engine import grade_submission
     from autograder.sandbox.boxes import start_boxes
     from support.helpers import make_submission
@@ -56,8 +58,8 @@ def grade_share(jobs_path, reports_path):
     folder = pathlib.Path(jobs_path).parent
     with open(jobs_path, "rb") as given:
         jobs = pickle.load(given)
-    boxes = start_boxes()
-    try:
+
+    def grade_each():
         reports = []
         for index, (overrides, seed, modules, *limits) in enumerate(jobs):
             submission = folder / f"submission{index}"
@@ -65,6 +67,13 @@ def grade_share(jobs_path, reports_path):
             make_submission(submission, overrides, ())
             reports.append(grade_submission(submission, seed=seed, boxes=boxes, modules=modules,
                                             limits=limits[0] if limits else None))
+        return reports
+
+    boxes = start_boxes()
+    try:
+        # The suites collected once for the share, as a slot of grade-many and a watch session
+        # grade one submission after another (tests/engine/judging/test_suites_collected.py).
+        reports = suites.kept_collected(True, grade_each)
     finally:
         boxes.close()
     with open(reports_path, "wb") as out:
