@@ -32,6 +32,24 @@ def fast_tests(root=ROOT):
     return collections.Counter(line.split("::", 1)[0] for line in done.stdout.splitlines() if "::" in line)
 
 
+def fast_tests_collected(config, items, root=ROOT):
+    """:func:`fast_tests` read off a pytest session that collected already (a test of the tier
+    itself saves collecting the tree again): ``items`` are the session's, ``config`` its config.
+    None unless that session is the whole tree with nothing deselected but the slow tests (its
+    own arguments are the tree, no ``-k``, ``--deselect`` or ``--ignore``, ``-m`` empty or the fast
+    tier's): a test asked for alone says nothing about the tier."""
+    whole = {root.resolve(), (root / "tests").resolve()}
+    asked = [pathlib.Path(config.invocation_params.dir, arg).resolve() for arg in config.args]
+    if not asked or any(path not in whole for path in asked):
+        return None
+    if config.getoption("keyword") or config.getoption("deselect") or config.getoption("ignore") \
+            or config.getoption("ignore_glob") or config.getoption("markexpr") not in ("", FAST):
+        return None
+    # -m "not slow" keeps exactly the items with no slow mark, theirs or their module's or class's
+    return collections.Counter(item.nodeid.split("::", 1)[0] for item in items
+                               if item.get_closest_marker("slow") is None)
+
+
 def imported(path):
     """The grader modules a file imports, as dotted names (``from a import b`` gives ``a.b``)."""
     names = set()
