@@ -9,9 +9,11 @@ the same seed -- and only the saved ones are graded again; the report shown and
 written is the last one with their results replaced.
 
 Everything is graded again when that could be wrong: the first grade, after a
-grade that failed or that holds a test the grader could not check, when any
-other file was saved (a helper several modules may import), and when another
-Python file of the folder names a saved module (it may import or read it).
+grade that failed, that holds a test the grader could not check or that raised
+a flag (a TA flag from one module's source, processes left running: a flag
+names no module, so which still hold cannot be told), when any other file was
+saved (a helper several modules may import), and when another Python file of
+the folder names a saved module (it may import or read it).
 """
 import itertools
 import pathlib
@@ -31,6 +33,8 @@ def regrade_only(saved, previous, modules, folder, contract):
     the ``contract`` modules when None) again."""
     if previous is None or not saved or any(test.fault or test.module == "grader" for test in previous.tests):
         return None  # no whole grade to keep results from
+    if previous.flags:
+        return None  # a flag names no module: it cannot be told which of them still hold
     by_file = {f"{module}.py": module for module in contract}
     if not all(name in by_file for name in saved):
         return None

@@ -13,11 +13,11 @@ from support.helpers import MODULES, make_submission
 CONTRACT = ("amp_update", "loss_scaler", "amp_training_step")
 
 
-def _report(*modules, faulted=False, seed=3):
+def _report(*modules, faulted=False, seed=3, flags=()):
     tests = [Result(name=f"{module}-{n}", module=module, max_score=1.0, score=1.0, passed=True, output="",
                     visibility="visible", fault={"points": 1.0} if faulted and n == 0 else None)
              for module in modules for n in range(2)]
-    return GradeReport(tests=tests, seed=seed, diagnosis={module: {"todo": 1} for module in modules},
+    return GradeReport(tests=tests, seed=seed, flags=list(flags), diagnosis={module: {"todo": 1} for module in modules},
                        hidden_not_run={module: 5.0 for module in modules},
                        printed={module: {"bytes": 1, "head": "x", "more": False} for module in modules})
 
@@ -44,9 +44,12 @@ def test_a_saved_contract_module_alone_is_graded_again(folder):
     ("the session's one module", ["loss_scaler.py"], "full", ["loss_scaler"]),
     ("outside the session's modules", ["amp_update.py"], "full", ["loss_scaler", "amp_training_step"]),
     ("the last grade had a grader fault", ["loss_scaler.py"], "faulted", None),
+    ("the last grade raised a flag", ["amp_update.py"], "flagged", None),
 ])
 def test_everything_is_graded_again_where_the_last_results_may_not_hold(folder, why, saved, previous, modules):
-    last = {"full": _report(*CONTRACT), "faulted": _report(*CONTRACT, faulted=True), None: None}[previous]
+    last = {"full": _report(*CONTRACT), "faulted": _report(*CONTRACT, faulted=True),
+            "flagged": _report(*CONTRACT, flags=["loss_scaler.py: getattr(torch.amp, name) (line 3)"]),
+            None: None}[previous]
     assert saved_modules.regrade_only(saved, last, modules, folder, CONTRACT) is None, why
 
 
