@@ -2,7 +2,7 @@
 import importlib.util
 
 import pytest
-from support.helpers import ROOT
+from support.helpers import MODULES, ROOT
 
 # The slow tier (docs/maintaining.md): each benchmark runs end to end (~10-90 s).
 pytestmark = pytest.mark.slow
@@ -124,3 +124,20 @@ def test_grade_profile_prints_each_phase_and_what_a_test_costs(capsys):
     assert module.main(["--per-test"]) == 0
     out = capsys.readouterr().out
     assert out.count("one grade,") == 2 and "3 box starts" in out and "0 reference runs" in out, out
+
+
+def test_box_work_profile_replays_one_grades_requests_module_by_module(capsys):
+    """Every request of a grade of the solutions replayed once: a row per module and kind, the
+    total adding up, and the errors the solutions answer on purpose only (every scenario runs)."""
+    import re
+
+    module = _bench("profile_box_work")
+    assert module.main(["--passes", "1"]) == 0
+    out = capsys.readouterr().out
+    row = re.compile(r"  (\S+) (call|scenario) +(\d+) requests +[\d.]+ ms  \([\d.]+ ms each, (\d+) answered an error\)")
+    rows = [row.fullmatch(line) for line in out.splitlines()[1:-1]]
+    assert rows and all(rows), out
+    total = re.fullmatch(r"  all +(\d+) requests +[\d.]+ ms", out.splitlines()[-1])
+    assert total and int(total[1]) == sum(int(row[3]) for row in rows), out
+    assert {row[1] for row in rows} == set(MODULES), out
+    assert all(row[4] == "0" for row in rows if row[2] == "scenario"), out
