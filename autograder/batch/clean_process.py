@@ -48,9 +48,10 @@ def grade_planned(planned, output_dir, bar, warnings, info, settings, meanwhile=
     for job in planned:  # a results.json from an earlier run must never read as this run's grade
         job.prepare()
     started = []  # the judge process once it runs: a stop signal goes on to it at once
-    # From before B starts: a signal while it loads must reach it, not end A alone.
-    with interrupts.as_interrupt(once=True, first=lambda: [interrupts.ask_to_stop(one.process) for one in started]) \
-            as received:
+    # From before B starts: a signal while it loads must reach it, not end A alone. After one,
+    # the others stay ignored: the report the caller writes next ends the clean-up it started.
+    with interrupts.as_interrupt(once=True, first=lambda: [interrupts.ask_to_stop(one.process) for one in started],
+                                 ignore_after=True) as received:
         with received.held():  # an interrupt here would lose the judge's handle
             judge, progress_r = _start_judge()
             started.append(judge)

@@ -52,12 +52,14 @@ class Received:
 
 
 @contextlib.contextmanager
-def as_interrupt(names=STOP_SIGNALS, once=False, first=None):
+def as_interrupt(names=STOP_SIGNALS, once=False, first=None, ignore_after=False):
     """(A) While this lasts, SIGTERM and SIGHUP (``names``) raise KeyboardInterrupt as
     Ctrl-C does (in the main thread; elsewhere signals cannot be handled and nothing
     changes). ``once``: the first of them sets all of them to be ignored before it
     raises, so that a second one -- a terminal's Ctrl-C and the command line's SIGTERM
-    arrive together -- cannot cut short the clean-up the first one started. ``first``:
+    arrive together -- cannot cut short the clean-up the first one started.
+    ``ignore_after`` (with ``once``): once one came, they stay ignored when the block
+    ends too, for a clean-up that goes on after it (grade-many's report). ``first``:
     called by the handler before it raises (say, to pass the stop on to a judge process
     at once, whether or not the interrupt is lost). Yields a :class:`Received` for the
     block's waiting loops."""
@@ -81,8 +83,9 @@ def as_interrupt(names=STOP_SIGNALS, once=False, first=None):
     try:
         yield received
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        if not (once and ignore_after and received.signum is not None):
+            for number, handler in previous.items():
+                signal.signal(number, handler)
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@
 keeps its status and reason, and a results.json left by an earlier run into the
 same folder never reads as this run's grade."""
 import json
+import os
 import sys
 
 import pytest
@@ -84,3 +85,28 @@ def test_a_judge_that_dies_leaves_no_earlier_grade_and_no_zero_report_read_as_ok
         results = json.loads(job.results.read_text(encoding="utf-8"))
         assert results["score"] == 0 and results["max_score"] == 0
     assert any("exit code 3" in render_data(warning, "en") for warning in warnings), warnings
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="grade-many's judge process needs fork")
+def test_after_a_stop_signal_a_second_one_cannot_cut_the_report_short(tmp_path, monkeypatch):
+    """SIGTERM while B grades: every student gets a row, and the stop signals stay ignored when
+    grade_planned hands back, for the report its caller writes next. (They came back once: a
+    second SIGTERM then ended the command line before report.md was written.)"""
+    import signal
+    import threading
+
+    planned = [_job(tmp_path, name) for name in ("ada", "bob")]
+    monkeypatch.setattr(launcher, "_BOOT", "import time; time.sleep(60)")  # a B that grades for a long time
+    saved = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGHUP)}
+    stop = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM))
+    try:
+        stop.start()
+        with pytest.raises(clean_process.BatchInterrupted):
+            clean_process.grade_planned(planned, tmp_path / "out", Progress(2, enabled=False), [], {}, SETTINGS)
+        assert {number: signal.getsignal(number) for number in saved} == dict.fromkeys(saved, signal.SIG_IGN)
+    finally:
+        stop.cancel()
+        for number, handler in saved.items():
+            signal.signal(number, handler)
+    assert [job.entry["status"] for job in planned] == [jobs.CRASHED] * 2
+    assert all("interrupted" in job.entry["reason"] for job in planned)

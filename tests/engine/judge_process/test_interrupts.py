@@ -129,3 +129,16 @@ def test_a_signal_during_a_held_step_is_raised_after_it():
     done = subprocess.run([sys.executable, "-c", _HELD, str(ROOT)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:3] == ["told", "step finished", "raised after the step"]
+
+
+def test_ignore_after_keeps_nothing_ignored_when_no_signal_came():
+    """grade-many's command line keeps the stop signals ignored after its judge only when one came
+    (tests/engine/batch/test_batch_unanswered.py): a class graded to its end gives them back."""
+    import signal
+
+    from autograder.judge_process import interrupts
+
+    before = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGHUP)}
+    with interrupts.as_interrupt(once=True, ignore_after=True):
+        assert signal.getsignal(signal.SIGTERM) not in (before[signal.SIGTERM], signal.SIG_IGN)
+    assert {number: signal.getsignal(number) for number in before} == before
