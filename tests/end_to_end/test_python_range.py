@@ -10,7 +10,8 @@ as find-links, as .ci/run does); other Pythons get torch's CPU build from PyTorc
 is reachable (GitHub's runners) and PyPI's CUDA build (several GB) where it is not (this
 repository's CI machines).
 uv's cache, shared by all of them, downloads each wheel once, and each finished venv is kept
-between runs under a key of requirements.txt and the Python (tests/support/export_envs.py).
+between runs under a key of requirements.txt, the install options and the Python
+(tests/support/export_envs.py).
 """
 import json
 import os
@@ -79,6 +80,11 @@ def pytorch_index_reachable():
     return True
 
 
+# As the READMEs' uv line: compiled at install, since the grader never lets Python write its caches
+# (without them each grade here would compile torch again).
+INSTALL_OPTIONS = ("--compile-bytecode",)
+
+
 def built_venv(python):
     """The python of a venv made by uv from requirements.txt for ``python`` (kept between runs)."""
     requirements = (ROOT / "requirements.txt").read_bytes()
@@ -88,10 +94,13 @@ def built_venv(python):
         env = uv_environ()
         export_envs.run_logged(uv + ["venv", "--python", python, str(folder / "venv")], folder / "venv.log", env=env)
         cpu = ["--torch-backend", "cpu"] if pytorch_index_reachable() else []  # else PyPI's: several GB
-        export_envs.run_logged(uv + ["pip", "install", "--python", str(folder / "venv" / "bin" / "python"), *cpu,
+        export_envs.run_logged(uv + ["pip", "install", *INSTALL_OPTIONS, "--python",
+                                     str(folder / "venv" / "bin" / "python"), *cpu,
                                      "-r", str(folder / "requirements.txt")], folder / "install.log", env=env)
 
-    folder = export_envs.cached("python-range", {"requirements.txt": requirements}, build, python)
+    # the options are part of the key: a venv built without them is built again
+    folder = export_envs.cached("python-range", {"requirements.txt": requirements,
+                                                 "install-options": " ".join(INSTALL_OPTIONS).encode()}, build, python)
     return str(folder / "venv" / "bin" / "python")
 
 

@@ -105,6 +105,8 @@ def test_cpu_torch_with_uv_and_without_a_cache_the_student_can_write(job):
     env = {**job["env"], **install["env"]}
     installs_with_uv(install["run"], env, '-r "$GRADER_DIR/requirements.txt"')
     assert env["UV_NO_CACHE"] == "1"  # downloads in a temporary folder, gone when uv exits
+    # one grade imports torch once: compiling all that is installed would cost more than it saves
+    assert "UV_COMPILE_BYTECODE" not in env and "--compile-bytecode" not in install["run"]
 
 
 def test_grade_then_report_then_reporter(job):
@@ -188,6 +190,9 @@ def test_ci_runs_the_suite_on_three_platforms():
     assert "python -m pytest" in runs
     install = step_with(tests["steps"], name="Install CPU PyTorch")[0]
     installs_with_uv(install["run"], tests["env"], "-r requirements.txt -r requirements-dev.txt")
+    # compiled at install: the grader never writes Python's caches, and every process of the
+    # suite would compile torch again (a grade takes about twice as long without them)
+    assert tests["env"].get("UV_COMPILE_BYTECODE") == "1"
 
 
 def test_ci_tests_the_floor_and_the_ceiling_of_the_python_range_everywhere():
