@@ -32,12 +32,13 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def record(scratch):
-    """{module: [request, ...]} the judge sent during the second of two grades of the solutions."""
+    """{module: [request, ...]} the judge sent during the second of two grades of the solutions
+    (profile_grade.two_grades), and the copy of them it graded."""
     from autograder import active_assignment
-    from autograder.judging import suites
-    from autograder.judging.engine import grade_submission
     from autograder.sandbox import client
-    from autograder.sandbox.boxes import start_boxes
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from profile_grade import two_grades
 
     assignment = active_assignment.current()
     submission = scratch / "submission"
@@ -52,17 +53,14 @@ def record(scratch):
             sent[self.module_name].append(message)
         return original(self, message, timeout, shapes)
 
-    def grade_twice():
-        grade_submission(submission, seed=2024, boxes=boxes)
-        recording.append(True)
-        grade_submission(submission, seed=2024, boxes=boxes)
+    def recorded(kept, grade):
+        recording[:] = [True] if kept else []
+        return grade()
 
     client.Sandbox._send = recorded_send
-    boxes = start_boxes()
     try:
-        suites.kept_collected(True, grade_twice)
+        two_grades(submission, 2024, recorded)
     finally:
-        boxes.close()
         client.Sandbox._send = original
     return dict(sent), submission
 

@@ -197,13 +197,31 @@ def _schedstat(pid):
         return None
 
 
+def two_grades(submission, seed, around):
+    """Grade ``submission`` twice in this process, on one zygote and in one kept collection:
+    the first computes the reference runs, the second keeps them (as a class's slot or a
+    watch session grades). ``around(kept, grade)`` runs each: ``grade()`` grades and returns
+    the report; its return values come back in a list."""
+    from autograder.judging import engine, reference_cache, suites
+    from autograder.sandbox.boxes import start_boxes
+
+    boxes = start_boxes()
+    engine.preload_judge()
+    try:
+        reference_cache.clear()
+        return suites.kept_collected(True, lambda: [
+            around(kept, lambda: engine.grade_submission(submission, seed=seed, boxes=boxes))
+            for kept in (False, True)])
+    finally:
+        boxes.close()
+
+
 def per_test(args):
     """Round trips, bytes, judge and box CPU per test; box starts and reference runs per grade."""
     import collections
 
-    from autograder.judging import engine, reference_cache, suites
+    from autograder.judging import reference_cache
     from autograder.sandbox import client, wire
-    from autograder.sandbox.boxes import start_boxes
 
     counts = collections.Counter()
     request, send, recv, cached = client.Sandbox._request, wire.send_frame, wire.recv_frame, reference_cache.cached
@@ -248,24 +266,17 @@ def per_test(args):
     client.Sandbox._request, client.wire.send_frame, client.wire.recv_frame = counted_request, counted_send, counted_recv
     client.Sandbox._start = counted_start
     reference_cache.cached = counted_cached
-    boxes = start_boxes()
-    engine.preload_judge()
-    rows = []
 
-    def grade_twice():
-        for kept in (False, True):
-            counts.clear()
-            started = time.process_time()
-            report = engine.grade_submission(args.submission, seed=args.seed, boxes=boxes)
-            counts["judge CPU"] = time.process_time() - started
-            rows.append((kept, len(report.tests), dict(counts)))
-        return rows
+    def counted(kept, grade):
+        counts.clear()
+        started = time.process_time()
+        report = grade()
+        counts["judge CPU"] = time.process_time() - started
+        return kept, len(report.tests), dict(counts)
 
     try:
-        reference_cache.clear()
-        suites.kept_collected(True, grade_twice)
+        rows = two_grades(args.submission, args.seed, counted)
     finally:
-        boxes.close()
         client.Sandbox._request, client.Sandbox._start, client.wire.send_frame, client.wire.recv_frame, \
             reference_cache.cached = originals
     for kept, tests, found in rows:
