@@ -129,7 +129,11 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="profile-suite-") as scratch:
         accounting = pathlib.Path(scratch) / "pacct"
         accounting.touch(mode=0o600)
-        subprocess.run([accton, str(accounting)], check=True, stdout=subprocess.DEVNULL)
+        started = subprocess.run([accton, str(accounting)], capture_output=True, text=True)
+        if started.returncode != 0:  # a container without CAP_SYS_PACCT, a kernel without BSD accounting
+            print(f"accton could not turn accounting on: {started.stderr.strip() or started.stdout.strip()}",
+                  file=sys.stderr)
+            return 2
         try:
             idle_before, started = idle_s(), time.monotonic()
             proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

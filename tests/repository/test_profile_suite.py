@@ -3,6 +3,7 @@ processes by kind. (Running it needs root and accton, and takes the whole suite:
 import importlib.util
 import struct
 
+import pytest
 from support.helpers import ROOT
 
 spec = importlib.util.spec_from_file_location("profile_suite", ROOT / "benchmarks" / "profile_suite.py")
@@ -36,8 +37,6 @@ def test_records_are_read_with_their_times_in_seconds(tmp_path):
 
 
 def test_another_record_version_is_refused(tmp_path):
-    import pytest
-
     with pytest.raises(ValueError, match="version 2"):
         profile_suite.read_records(write(tmp_path, record(10, 1, 1, "python", version=2)))
 
