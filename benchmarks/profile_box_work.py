@@ -10,7 +10,7 @@ in this process (the second with the reference runs kept, as a class's slot grad
 student) and records what the judge sends each module's box during the second. A fresh
 process per module then does what its box does before it serves -- the zygote's preload,
 the worker's ``prepare`` and import of the module -- and hands each recorded request to
-:meth:`autograder.sandbox.worker.Worker.handle`, then encodes the answer as the box
+:meth:`autograder.sandbox.worker.Worker.answer`, then encodes the answer as the box
 would. It prints the CPU time per module and kind of request, of the last of
 ``--passes`` passes: a box's first pass also pays lazy starts this leaves out, so the
 figures are a floor of the work, not its cost in a box.
@@ -82,10 +82,7 @@ def replay(requests_path, submission, module, passes):
         costs = collections.defaultdict(lambda: [0, 0.0, 0])
         for request in requests:
             started = time.thread_time()
-            try:
-                reply = {"ok": True, "result": box.handle(request)}
-            except Exception as exc:  # noqa: BLE001 - a box answers an error too
-                reply = {"ok": False, "error": {"type": type(exc).__name__}}
+            reply = box.answer(request)
             json.dumps(box._recorded(reply))
             cost = costs[request.get("op")]
             cost[0] += 1

@@ -231,17 +231,19 @@ class Worker:
             error = {"type": type(exc).__name__[:100], "message": _said(exc)}
         return dict(error, grader=claimed) if claimed else error
 
+    def answer(self, request):
+        try:
+            return {"id": request.get("id"), "ok": True, "result": self.handle(request)}
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt too: one call fails
+            return {"id": request.get("id"), "ok": False, "error": self._report(exc)}
+
     def serve(self, sock):
         while True:
             try:
                 request = wire.recv_frame(sock)
             except (EOFError, OSError):
                 return
-            reply = {"id": request.get("id")}
-            try:
-                reply.update(ok=True, result=self.handle(request))
-            except BaseException as exc:  # SystemExit, KeyboardInterrupt too: one call fails
-                reply.update(ok=False, error=self._report(exc))
+            reply = self.answer(request)
             try:
                 wire.send_frame(sock, self._recorded(reply))
             except (ValueError, TypeError) as exc:  # e.g. a value JSON cannot hold
